@@ -1,0 +1,67 @@
+"""The Typer application. Each command lives in its own ``cmd_*.py`` module; this file only assembles
+them and turns :class:`~memread.errors.MemreadError` into one line, a hint and an exit status."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import typer
+
+from memread import __version__
+from memread.cli import cmd_inspect, cmd_paths
+
+app = typer.Typer(
+    name="memread",
+    help="Answer questions about documents far larger than a model's context window, locally.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"memread {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", "-V", help="Show the version and exit.", callback=_version, is_eager=True
+    ),
+) -> None:
+    """memread reads a document chunk by chunk, keeps a bounded memory, and answers from it."""
+
+
+app.command("inspect")(cmd_inspect.inspect)
+app.command("paths")(cmd_paths.paths)
+
+
+def report_error(error: Any) -> None:
+    """Print a MemreadError as ``error: …`` + blank line + ``hint: …`` on stderr."""
+    from memread.cli.environment import current
+
+    env = current()
+    env.err(f"error: {error.message}")
+    if error.hint:
+        env.err("")
+        env.err(f"hint: {error.hint}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    from memread.errors import ExitStatus, MemreadError
+
+    try:
+        app(args=argv, prog_name="memread", standalone_mode=True)
+    except MemreadError as error:
+        report_error(error)
+        sys.exit(int(error.exit_status))
+    except KeyboardInterrupt:
+        from memread.cli.environment import current
+
+        current().err("interrupted")
+        sys.exit(int(ExitStatus.INTERRUPTED))

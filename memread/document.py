@@ -1,0 +1,120 @@
+"""What a document is to memread: a lazy stream of text segments, each knowing where it came from.
+
+Invariant every loader keeps: concatenating the ``text`` of all segments, in order, gives the document's
+normalised text. Loaders put the separators (``"\\n\\n"`` between pages, files and chapters) inside the
+segment texts, so the chunker never invents or drops a character.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a segment of text came from. Every field but ``source`` is optional."""
+
+    source: str  # file path as the user gave it, relative path inside a directory, or "-" for stdin
+    page: int | None = None  # 1-based physical page number (PDF)
+    page_label: str | None = None  # printed page label, e.g. "iv" (PDF /PageLabels)
+    chapter: str | None = None  # chapter / item title (EPUB)
+    line_start: int | None = None  # 1-based first line (text and logs)
+    line_end: int | None = None  # 1-based last line, inclusive
+
+
+@dataclass(frozen=True)
+class Segment:
+    text: str
+    provenance: Provenance
+
+
+@dataclass
+class DocumentStats:
+    """Counters a loader fills while it is iterated (so they are complete only after iteration)."""
+
+    files: int = 0  # files read
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> count (hidden, gitignored, binary, ...)
+    pages: int = 0
+    empty_pages: list[int] = field(default_factory=list)  # physical page numbers with no text layer
+    chapters: int = 0
+    lines: int = 0
+    characters: int = 0
+    formats: dict[str, int] = field(default_factory=dict)  # format -> number of files
+
+
+class Document:
+    """A lazy stream of segments. Iterate :meth:`segments` once; warnings and stats fill as you go."""
+
+    def __init__(
+        self,
+        name: str,
+        format: str,
+        segments: Callable[[Document], Iterator[Segment]],
+        *,
+        size_bytes: int | None = None,
+    ) -> None:
+        self.name = name  # what the user passed ("book.pdf", "reports/", "-")
+        self.format = format  # "pdf", "epub", "text", "directory", "stdin", ...
+        self.size_bytes = size_bytes
+        self.warnings: list[str] = []
+        self.stats = DocumentStats()
+        self._segments = segments
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def segments(self) -> Iterator[Segment]:
+        for segment in self._segments(self):
+            self.stats.characters += len(segment.text)
+            yield segment
+
+    def __repr__(self) -> str:
+        return f"Document({self.name!r}, format={self.format!r})"
+
+
+@dataclass(frozen=True)
+class Span:
+    """The part of one source that a chunk covers."""
+
+    source: str
+    page_first: int | None = None
+    page_last: int | None = None
+    label_first: str | None = None
+    label_last: str | None = None
+    chapters: tuple[str, ...] = ()
+    line_first: int | None = None
+    line_last: int | None = None
+
+    def describe(self) -> str:
+        """Human-readable location, e.g. ``book.pdf p. 3-5``, ``notes.txt lines 10-240``."""
+        parts = [self.source]
+        if self.page_first is not None:
+            first = self.label_first or str(self.page_first)
+            last = self.label_last or str(self.page_last)
+            parts.append(f"p. {first}" if self.page_first == self.page_last else f"pp. {first}-{last}")
+        if self.chapters:
+            parts.append("§ " + " / ".join(self.chapters))
+        if self.line_first is not None:
+            if self.line_first == self.line_last:
+                parts.append(f"line {self.line_first}")
+            else:
+                parts.append(f"lines {self.line_first}-{self.line_last}")
+        return " ".join(parts)
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items() if v not in (None, ())}
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of the document that fits the token budget, with where it came from."""
+
+    index: int  # 0-based position in the document
+    text: str
+    tokens: int  # counted with the tokenizer the chunker was given
+    spans: tuple[Span, ...]  # one per source touched, in order
+
+    def describe(self) -> str:
+        return "; ".join(span.describe() for span in self.spans)
