@@ -1,0 +1,146 @@
+"""Text and logs (plain, or gzip/bzip2/xz compressed, from a file or a pipe), streamed as line-ranged segments.
+
+The text is normalised as it streams: ``\\r\\n`` and lone ``\\r`` become ``\\n`` (so line numbers count
+normalised lines, which equals ``grep -n`` for LF and CRLF files), terminal colour codes and control characters
+other than ``\\t``/``\\n`` are dropped, and bytes that are not valid in the encoding become U+FFFD (with one
+warning). Segments hold at most :data:`SEGMENT_CHARS` characters and end at a line break when one is near, so
+memory stays flat whatever the input size; a line longer than that is cut into several segments that all carry
+its line number.
+"""
+
+from __future__ import annotations
+
+import codecs
+import lzma
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO
+
+from memread.document import Document, Provenance, Segment
+from memread.ingest.sniff import bom_encoding
+from memread.ingest.source import Source, corrupt_compression, display, empty_input
+
+SEGMENT_CHARS = 256 * 1024
+READ_BYTES = 256 * 1024
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ANSI = re.compile("\x1b\\[[0-9;?]*[ -/]*[@-~]")  # terminal colours/cursor moves, common in CI logs
+_ESCAPED_BYTES = re.compile("[\udc80-\udcff]+")  # what the surrogateescape handler makes of invalid bytes
+
+
+def open_text(source: Source, document: Document) -> Iterator[Segment]:
+    """Open a text source: raise for empty input now, stream its segments lazily."""
+    encoding = bom_encoding(source.head) or "utf-8"
+    if source.complete and not source.head.decode(encoding, errors="replace").strip():
+        raise empty_input(source.label)
+    interactive = source.path is None  # a pipe: hand over each line as soon as it arrived
+    return _stream(source, document, encoding, interactive)
+
+
+def _stream(source: Source, document: Document, encoding: str, interactive: bool) -> Iterator[Segment]:
+    stream = source.open()
+    try:
+        blocks = decoded_blocks(
+            stream,
+            encoding,
+            on_invalid=lambda: document.warn(
+                f"{display(source.label)}: not valid {encoding.upper()}; undecodable bytes were replaced by U+FFFD"
+            ),
+            interactive=interactive,
+        )
+        yield from line_segments(blocks, source.label, document, interactive=interactive)
+    except (EOFError, lzma.LZMAError) as error:  # truncated gzip raises EOFError mid-stream
+        raise corrupt_compression(source.label, source.compression, error) from error
+    except OSError as error:
+        if source.compression:
+            raise corrupt_compression(source.label, source.compression, error) from error
+        raise
+    finally:
+        stream.close()
+
+
+def decoded_blocks(
+    stream: IO[bytes],
+    encoding: str,
+    *,
+    on_invalid: Callable[[], None],
+    interactive: bool = False,
+) -> Iterator[str]:
+    """Decode ``stream`` block by block into normalised text (newlines unified, control characters dropped)."""
+    utf8 = encoding.replace("-", "").lower() in ("utf8", "utf8sig")
+    # surrogateescape lets us notice invalid bytes (to warn) before turning them into U+FFFD.
+    decoder = codecs.getincrementaldecoder(encoding)(errors="surrogateescape" if utf8 else "replace")
+    read: Callable[[int], bytes] = getattr(stream, "read1", stream.read) if interactive else stream.read
+    held_cr = False  # a "\r" at the end of a block may be the first half of "\r\n"
+    while True:
+        data = read(READ_BYTES)
+        final = not data
+        text = decoder.decode(data, final=final)
+        if utf8 and _ESCAPED_BYTES.search(text):
+            on_invalid()
+            text = _ESCAPED_BYTES.sub(lambda m: "\ufffd" * len(m.group()), text)
+        if held_cr:
+            text = "\r" + text
+        held_cr = not final and text.endswith("\r")
+        if held_cr:
+            text = text[:-1]
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if _CONTROL.search(text):
+            text = _CONTROL.sub("", _ANSI.sub("", text))
+        if text:
+            yield text
+        if final:
+            return
+
+
+def line_segments(
+    blocks: Iterable[str],
+    label: str,
+    document: Document,
+    *,
+    interactive: bool = False,
+    max_chars: int = SEGMENT_CHARS,
+) -> Iterator[Segment]:
+    """Cut a stream of text blocks into segments of at most ``max_chars``, at line breaks where possible.
+
+    With ``interactive``, every complete line is handed over as soon as its block arrived (stdin while the
+    writer is still writing). Raises the empty-input error at the end when the text was only whitespace.
+    """
+    line = 1  # line number of the next character to emit
+    saw_text = False
+    last_piece = ""
+
+    def segment(piece: str) -> Segment:
+        nonlocal line, saw_text, last_piece
+        newlines = piece.count("\n")
+        last = line + newlines - (1 if piece.endswith("\n") else 0)
+        made = Segment(piece, Provenance(label, line_start=line, line_end=last))
+        line += newlines
+        document.stats.lines += newlines
+        saw_text = saw_text or bool(piece.strip())
+        last_piece = piece
+        return made
+
+    parts: list[str] = []
+    size = 0
+    for block in blocks:
+        parts.append(block)
+        size += len(block)
+        if size < max_chars and not (interactive and "\n" in block):
+            continue
+        text = "".join(parts)
+        while len(text) >= max_chars:
+            cut = text.rfind("\n", 0, max_chars) + 1 or max_chars
+            yield segment(text[:cut])
+            text = text[cut:]
+        if interactive and (cut := text.rfind("\n") + 1):
+            yield segment(text[:cut])
+            text = text[cut:]
+        parts, size = ([text], len(text)) if text else ([], 0)
+    if parts:
+        yield segment("".join(parts))
+    if last_piece and not last_piece.endswith("\n"):
+        document.stats.lines += 1  # the last line has no newline but is a line
+    if not saw_text:
+        raise empty_input(label)
