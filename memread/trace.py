@@ -1,0 +1,467 @@
+"""Traces: every run written as JSONL while it happens, so a crash never loses more than the step in flight.
+
+A trace is one file, one JSON object per line:
+
+* the first line is a ``header`` (format version, run id, document, model, settings, questions, templates);
+* then one record per event (``step_started``, ``step_finished``, ``lane_exited``, ``answered``, ``warned``,
+  ``run_finished``), field names as in :mod:`memread.events`;
+* a resumed run appends a ``resumed`` record and carries on in the same file.
+
+The writer only ever appends, flushes and fsyncs, so the file is readable up to the last completed step at
+any moment; the reader ignores a torn line (a crash in the middle of a write). The trace is also the
+checkpoint: :meth:`Trace.resume_point` says where a run can restart and with which strategy states, and
+:func:`verify_chunks` checks that a re-read document is the one the trace was written from.
+The format is documented in docs/trace-format.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import socket
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from memread import __version__
+from memread.document import Chunk, Span
+from memread.errors import TraceError
+from memread.events import (
+    Answered,
+    Event,
+    LaneExited,
+    RunFinished,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    Warned,
+)
+
+FORMAT_VERSION = 1
+
+_KINDS: dict[type, str] = {
+    RunStarted: "run_started",
+    StepStarted: "step_started",
+    StepFinished: "step_finished",
+    LaneExited: "lane_exited",
+    Answered: "answered",
+    Warned: "warned",
+    RunFinished: "run_finished",
+}
+_CLASSES = {kind: cls for cls, kind in _KINDS.items()}
+# Records worth an fsync: losing them would lose work. A StepStarted alone can be re-done.
+_DURABLE = {"header", "resumed", "step_finished", "lane_exited", "answered", "run_finished"}
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id: UTC time plus random hex, e.g. ``20261122-074535-3fa2c1``."""
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def default_trace_path(run_id: str) -> Path:
+    """Where a run's trace goes unless ``--trace PATH`` says otherwise."""
+    from memread import paths
+
+    return paths.traces_dir() / f"{run_id}.jsonl"
+
+
+def text_hash(text: str) -> str:
+    """The fingerprint of a chunk's text (sha256, hex)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# --- events <-> records ---------------------------------------------------------------------------------
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Span):
+        return value.to_dict()
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def chunk_record(chunk: Chunk, *, with_text: bool) -> dict[str, Any]:
+    """A chunk as stored: provenance, token count and text hash (and the text itself once, at step start)."""
+    record: dict[str, Any] = {
+        "index": chunk.index,
+        "tokens": chunk.tokens,
+        "chars": len(chunk.text),
+        "sha256": text_hash(chunk.text),
+        "where": chunk.describe(),
+        "spans": [span.to_dict() for span in chunk.spans],
+    }
+    if with_text:
+        record["text"] = chunk.text
+    return record
+
+
+def event_to_record(event: Event, *, at: float | None = None) -> dict[str, Any]:
+    """One event as a JSON-able trace record (``type`` + the event's fields + ``t``, the wall time)."""
+    kind = _KINDS[type(event)]
+    record: dict[str, Any] = {"type": kind, "t": round(time.time() if at is None else at, 4)}
+    for f in fields(event):
+        value = getattr(event, f.name)
+        if isinstance(value, Chunk):
+            record[f.name] = chunk_record(value, with_text=kind == "step_started")
+        else:
+            record[f.name] = _jsonable(value)
+    return record
+
+
+def _chunk_from_record(data: Mapping[str, Any], text: str = "") -> Chunk:
+    spans = []
+    for span in data.get("spans", []):
+        span = dict(span)
+        if "chapters" in span:
+            span["chapters"] = tuple(span["chapters"])
+        spans.append(Span(**span))
+    return Chunk(index=int(data["index"]), text=data.get("text", text), tokens=int(data.get("tokens", 0)),
+                 spans=tuple(spans))
+
+
+def record_to_event(record: Mapping[str, Any], chunks: Mapping[int, Chunk] | None = None) -> Event | None:
+    """Rebuild an event from a record; None for records that are not events (header, resumed).
+
+    Fields unknown to this version are ignored and missing ones take their defaults, so old and new
+    traces both read. ``chunks`` maps chunk index to the chunk seen at step start (StepFinished records
+    store only the chunk's hash, not its text).
+    """
+    cls = _CLASSES.get(str(record.get("type")))
+    if cls is None:
+        return None
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in record:
+            continue
+        value = record[f.name]
+        if f.name == "chunk":
+            known = (chunks or {}).get(int(value["index"]))
+            value = known if known is not None else _chunk_from_record(value)
+        elif isinstance(value, list) and "tuple" in str(f.type):
+            value = tuple(value)
+        kwargs[f.name] = value
+    return cls(**kwargs)  # type: ignore[no-any-return]
+
+
+# --- writing --------------------------------------------------------------------------------------------
+
+
+def _write_error(path: Path | None, error: OSError) -> TraceError:
+    return TraceError(
+        f"cannot write the trace {path}: {error.strerror or error}",
+        hint="free some disk space, pass --trace PATH to a writable place, or run with --no-trace",
+    )
+
+
+class TraceWriter:
+    """A sink that appends every event to a JSONL trace (mode 0600, directory 0700), fsyncing each step.
+
+    ``path`` None means :func:`default_trace_path` of the run id, known at RunStarted. ``header`` adds
+    fields to the header record (``document``: name/format/size; ``templates``: the prompt templates).
+    ``resume=True`` appends to an existing trace (a ``resumed`` record instead of a header).
+    Raises :class:`TraceError` when the trace cannot be written, which stops the run.
+    """
+
+    def __init__(self, path: Path | str | None = None, *, header: Mapping[str, Any] | None = None,
+                 resume: bool = False) -> None:
+        self.path: Path | None = Path(path) if path is not None else None
+        self.header_extra = dict(header or {})
+        self.resume = resume
+        self._fd: int | None = None
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self._start(event)
+            return
+        if self._fd is None:
+            return  # events before RunStarted have nowhere to go; the loop always starts with RunStarted
+        self._append(event_to_record(event))
+
+    def _start(self, event: RunStarted) -> None:
+        from memread import paths
+
+        if self.path is None:
+            self.path = default_trace_path(event.run_id)
+        base = {k: v for k, v in event_to_record(event).items() if k != "type"}
+        base.update(created=datetime.now(timezone.utc).isoformat(timespec="seconds"), pid=os.getpid(),
+                    host=socket.gethostname(), memread_version=__version__)
+        try:
+            if self.path.parent == paths.traces_dir() or not self.path.parent.exists():
+                paths.ensure_private_dir(self.path.parent)
+            flags = os.O_WRONLY | os.O_APPEND | (0 if self.resume else os.O_CREAT | os.O_EXCL)
+            self._fd = os.open(self.path, flags, 0o600)
+        except FileExistsError as error:
+            raise TraceError(f"the trace {self.path} already exists",
+                             hint="pass --resume to continue it, or another --trace PATH") from error
+        except FileNotFoundError as error:
+            raise TraceError(f"there is no trace at {self.path} to resume",
+                             hint="run `memread traces` to list saved runs") from error
+        except OSError as error:
+            raise _write_error(self.path, error) from error
+        if self.resume:
+            if _ends_without_newline(self.path):
+                self._write_line("")  # isolate a torn last line so the next record starts clean
+            self._append({"type": "resumed", **base})
+        else:
+            header = {"type": "header", "format": FORMAT_VERSION, **base, **self.header_extra}
+            self._append(header)
+            from memread.traces_index import note_trace
+
+            note_trace(self.path, event.run_id)
+
+    def _write_line(self, line: str) -> None:
+        assert self._fd is not None
+        data = (line + "\n").encode("utf-8", "surrogatepass")
+        try:
+            while data:
+                written = os.write(self._fd, data)
+                data = data[written:]
+        except OSError as error:
+            raise _write_error(self.path, error) from error
+
+    def _append(self, record: dict[str, Any]) -> None:
+        self._write_line(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+        if record["type"] in _DURABLE:
+            try:
+                os.fsync(self._fd)  # type: ignore[arg-type]
+            except OSError as error:
+                raise _write_error(self.path, error) from error
+
+    def close(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            finally:
+                self._fd = None
+
+
+def _ends_without_newline(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() == 0:
+            return False
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) != b"\n"
+
+
+# --- reading --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where a run restarts: ``Loop.run(chunks, start_step=..., states=..., exited=...)``."""
+
+    start_step: int  # next chunk index to read (every active lane finished all chunks before it)
+    states: dict[int, dict[str, Any]]  # lane -> strategy state after its last completed step
+    memories: dict[int, str]  # lane -> memory after its last completed step
+    exited: tuple[int, ...]  # lanes that stopped reading (exit gate) before start_step
+    answered: tuple[int, ...]  # lanes whose final answer is already in the trace
+
+
+@dataclass
+class Trace:
+    """A trace read back: header, records in order, and how many torn lines were skipped."""
+
+    path: Path
+    header: dict[str, Any]
+    records: list[dict[str, Any]] = field(default_factory=list)
+    torn_lines: int = 0
+
+    @property
+    def run_id(self) -> str:
+        return str(self.header.get("run_id", self.path.stem))
+
+    @property
+    def questions(self) -> tuple[str, ...]:
+        return tuple(self.header.get("questions", ()))
+
+    def chunks(self) -> dict[int, Chunk]:
+        """Chunk index -> chunk (with text) as seen at each step start."""
+        return {int(r["chunk"]["index"]): _chunk_from_record(r["chunk"])
+                for r in self.records if r.get("type") == "step_started"}
+
+    def events(self) -> Iterator[tuple[float, Event]]:
+        """(wall time, event) for every record, starting with the RunStarted rebuilt from the header."""
+        yield float(self.header.get("t", 0.0)), self.run_started()
+        chunks = self.chunks()
+        for record in self.records:
+            event = record_to_event(record, chunks)
+            if event is not None:
+                yield float(record.get("t", 0.0)), event
+
+    def run_started(self) -> RunStarted:
+        event = record_to_event({**self.header, "type": "run_started"})
+        assert isinstance(event, RunStarted)
+        return event
+
+    def steps(self, lane: int | None = None) -> list[StepFinished]:
+        """Completed steps in order (of one lane, or all)."""
+        chunks = self.chunks()
+        return [e for r in self.records if r.get("type") == "step_finished"
+                and (lane is None or r.get("lane") == lane)
+                for e in [record_to_event(r, chunks)] if isinstance(e, StepFinished)]
+
+    def answers(self) -> dict[int, Answered]:
+        found: dict[int, Answered] = {}
+        for record in self.records:
+            if record.get("type") == "answered":
+                event = record_to_event(record)
+                assert isinstance(event, Answered)
+                found[event.lane] = event
+        return found
+
+    def status(self) -> str:
+        """``ok`` | ``failed`` | ``interrupted`` (ended by Ctrl-C, a crash or kill -9) | ``running``."""
+        session = self.header
+        last_finish: dict[str, Any] | None = None
+        for record in self.records:
+            if record.get("type") == "resumed":
+                session, last_finish = record, None
+            elif record.get("type") == "run_finished":
+                last_finish = record
+        if last_finish is not None:
+            return str(last_finish.get("status", "ok"))
+        return "running" if _alive(session) else "interrupted"
+
+    def resume_point(self) -> ResumePoint:
+        """The first step not completed by every lane that was reading it, and each lane's state before it."""
+        started: dict[int, set[int]] = {}
+        finished: dict[int, set[int]] = {}
+        for record in self.records:
+            if record.get("type") == "step_started":
+                started[int(record["step"])] = set(record.get("lanes", []))
+            elif record.get("type") == "step_finished":
+                finished.setdefault(int(record["step"]), set()).add(int(record["lane"]))
+        start = 0
+        while start in started and started[start] <= finished.get(start, set()):
+            start += 1
+        states: dict[int, dict[str, Any]] = {}
+        memories: dict[int, str] = {}
+        exited: set[int] = set()
+        answered: set[int] = set()
+        for record in self.records:
+            kind = record.get("type")
+            step = record.get("step")
+            if kind == "step_finished" and int(step) < start:
+                states[int(record["lane"])] = dict(record.get("state") or {})
+                memories[int(record["lane"])] = str(record.get("memory", ""))
+                if record.get("exit"):
+                    exited.add(int(record["lane"]))
+            elif kind == "lane_exited" and int(step) < start:
+                exited.add(int(record["lane"]))
+            elif kind == "answered":
+                answered.add(int(record["lane"]))
+        return ResumePoint(start, states, memories, tuple(sorted(exited)), tuple(sorted(answered)))
+
+
+def _alive(session: Mapping[str, Any]) -> bool:
+    """Is the process that wrote this session still running (same host only)?"""
+    pid = session.get("pid")
+    if not isinstance(pid, int) or session.get("host") != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def parse_lines(lines: Iterable[bytes], path: Path) -> Trace:
+    """Build a Trace from raw lines; torn or garbled lines are counted and skipped."""
+    header: dict[str, Any] | None = None
+    records: list[dict[str, Any]] = []
+    torn = 0
+    for raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            torn += 1
+            continue
+        if not isinstance(record, dict):
+            torn += 1
+        elif header is None:
+            if record.get("type") != "header":
+                break
+            header = record
+        else:
+            records.append(record)
+    if header is None:
+        raise TraceError(f"{path} is not a memread trace (no header line)",
+                         hint="pass a .jsonl file written by `memread ask`; `memread traces` lists them")
+    if int(header.get("format", 0)) > FORMAT_VERSION:
+        raise TraceError(f"{path} uses trace format {header.get('format')}, newer than this memread reads",
+                         hint="upgrade memread to read this trace")
+    return Trace(path=path, header=header, records=records, torn_lines=torn)
+
+
+def read_trace(path: Path | str) -> Trace:
+    """Read a trace (also one still being written, or cut short by a crash)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            return parse_lines(handle, path)
+    except FileNotFoundError as error:
+        raise TraceError(f"no trace at {path}", hint="run `memread traces` to list saved runs") from error
+    except OSError as error:
+        raise TraceError(f"cannot read the trace {path}: {error.strerror or error}") from error
+
+
+# --- resuming -------------------------------------------------------------------------------------------
+
+
+def check_resume(trace: Trace, *, questions: Iterable[str], strategy: str, model: str,
+                 settings: Mapping[str, Any], ignore: Iterable[str] = ()) -> None:
+    """Refuse to resume when what shapes the run changed; the error names each difference."""
+    header = trace.header
+    changes: list[str] = []
+    if tuple(questions) != trace.questions:
+        changes.append(f"questions (trace: {list(trace.questions)!r})")
+    if strategy != header.get("strategy"):
+        changes.append(f"strategy (trace: {header.get('strategy')}, now: {strategy})")
+    if model != header.get("model"):
+        changes.append(f"model (trace: {header.get('model')}, now: {model})")
+    old = dict(header.get("settings") or {})
+    new = _jsonable(dict(settings))
+    for key in sorted((set(old) | set(new)) - set(ignore)):
+        if old.get(key) != new.get(key):
+            changes.append(f"{key} (trace: {old.get(key)!r}, now: {new.get(key)!r})")
+    if changes:
+        raise TraceError(f"cannot resume {trace.run_id}: changed " + "; ".join(changes),
+                         hint="resume with the same document, model, strategy, questions and settings, "
+                              "or start a new run without --resume")
+
+
+def verify_chunks(trace: Trace, chunks: Iterable[Chunk], upto: int | None = None) -> Iterator[Chunk]:
+    """Pass ``chunks`` through, checking that the first ``upto`` (default: the resume point) have the text
+    hashes recorded in the trace. Lazy, so it works for stdin: the loop skips those chunks anyway."""
+    recorded = {int(r["chunk"]["index"]): r["chunk"] for r in trace.records if r.get("type") == "step_started"}
+    limit = trace.resume_point().start_step if upto is None else upto
+    seen = 0
+    for chunk in chunks:
+        if chunk.index < limit:
+            expected = recorded.get(chunk.index)
+            if expected is not None and expected.get("sha256") != text_hash(chunk.text):
+                raise TraceError(
+                    f"cannot resume {trace.run_id}: the document changed at chunk {chunk.index + 1} "
+                    f"({chunk.describe()}; the trace read {expected.get('where')})",
+                    hint="resume with the same document and chunk settings, or start a new run")
+            seen += 1
+        yield chunk
+    if seen < limit:
+        raise TraceError(f"cannot resume {trace.run_id}: the document has only {seen} chunks, "
+                         f"the trace had read {limit}",
+                         hint="resume with the same document, or start a new run")

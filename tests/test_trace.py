@@ -1,0 +1,177 @@
+"""Traces: written as the run goes, private, readable after a crash, and the checkpoint for resuming."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+import synthetic_run
+
+from memread.errors import TraceError
+from memread.events import RunFinished, StepFinished
+from memread.trace import (
+    TraceWriter,
+    check_resume,
+    default_trace_path,
+    read_trace,
+    verify_chunks,
+)
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMREAD_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def write(events, path=None, **kwargs):
+    writer = TraceWriter(path, **kwargs)
+    for event in events:
+        writer(event)
+    writer.close()
+    return writer.path
+
+
+def test_a_run_is_written_to_a_private_trace_under_the_data_dir(home):
+    path = write(synthetic_run.events(), header={"document": {"name": "report.pdf", "format": "pdf"}})
+    assert path == default_trace_path("20261122-080000-abc123")
+    assert path.is_relative_to(home)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    trace = read_trace(path)
+    assert trace.header["format"] == 1
+    assert trace.header["document"] == {"name": "report.pdf", "format": "pdf"}
+    assert trace.header["questions"] == list(synthetic_run.QUESTIONS)
+    assert trace.status() == "ok"
+    assert trace.torn_lines == 0
+
+
+def test_events_read_back_equal_the_events_written(tmp_path):
+    original = synthetic_run.events()
+    trace = read_trace(write(original, tmp_path / "run.jsonl"))
+    replayed = [event for _, event in trace.events()]
+    assert replayed == original
+    assert trace.steps(lane=1)[-1].memory == synthetic_run.MEMORIES[1][3]
+    assert trace.answers()[1].answer == "Ada Quist"
+
+
+def test_every_completed_step_is_on_disk_before_the_next_begins(tmp_path):
+    """The writer never buffers: a reader in the middle of a run sees each finished step."""
+    path = tmp_path / "live.jsonl"
+    writer = TraceWriter(path)
+    for event in synthetic_run.events():
+        writer(event)
+        if isinstance(event, StepFinished):
+            steps = read_trace(path).steps()
+            assert (steps[-1].lane, steps[-1].step) == (event.lane, event.step)
+    writer.close()
+
+
+def test_a_torn_last_line_is_ignored_and_the_run_reads_as_interrupted(tmp_path):
+    path = write(synthetic_run.events(finish=False), tmp_path / "crash.jsonl")
+    with open(path, "ab") as handle:
+        handle.write(b'{"type":"step_finished","lane":0,"step":5,"memo')  # kill -9 mid-write
+    trace = read_trace(path)
+    assert trace.torn_lines == 1
+    assert len(trace.steps()) == 9
+    assert trace.status() == "running"  # the writing process (this one) is alive
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
+    trace.header["pid"] = int(finished.stdout)  # as if the writer had been killed
+    assert trace.status() == "interrupted"
+
+
+def test_resume_point_is_the_first_step_some_lane_did_not_finish(tmp_path):
+    events = synthetic_run.events(stop_after_step=1)  # step 2 started, no lane finished it
+    trace = read_trace(write(events, tmp_path / "cut.jsonl"))
+    point = trace.resume_point()
+    assert point.start_step == 2
+    assert point.states == {0: {"memory": synthetic_run.MEMORIES[0][1], "steps": 2},
+                            1: {"memory": synthetic_run.MEMORIES[1][1], "steps": 2}}
+    assert point.exited == () and point.answered == ()
+
+    # A crash between the two lanes' StepFinished of one step: the step is redone for both.
+    full = synthetic_run.events(finish=False)
+    half = full[: next(i for i, e in enumerate(full) if isinstance(e, StepFinished) and e.step == 2) + 1]
+    assert read_trace(write(half, tmp_path / "half.jsonl")).resume_point().start_step == 2
+
+
+def test_resume_point_after_an_exit_keeps_the_exited_lane_out(tmp_path):
+    trace = read_trace(write(synthetic_run.events(finish=False), tmp_path / "noanswer.jsonl"))
+    point = trace.resume_point()
+    assert point.start_step == 5
+    assert point.exited == (1,)
+    assert point.memories[1] == synthetic_run.MEMORIES[1][3]
+
+
+def test_resuming_appends_to_the_same_trace_after_a_torn_line(tmp_path):
+    path = write(synthetic_run.events(stop_after_step=1), tmp_path / "resume.jsonl")
+    with open(path, "ab") as handle:
+        handle.write(b'{"type":"step_fin')
+    rest = [e for e in synthetic_run.events() if getattr(e, "step", 99) >= 2 or isinstance(e, RunFinished)]
+    resumed_start = synthetic_run.events()[0]
+    write([resumed_start, *[e for e in rest if type(e).__name__ != "RunStarted"]], path, resume=True)
+    trace = read_trace(path)
+    assert trace.torn_lines == 1
+    assert [r["type"] for r in trace.records].count("resumed") == 1
+    assert trace.status() == "ok"
+    assert [s.memory for s in trace.steps(lane=0)] == synthetic_run.MEMORIES[0]
+
+
+def test_a_new_run_never_overwrites_an_existing_trace(tmp_path):
+    path = write(synthetic_run.events(), tmp_path / "once.jsonl")
+    with pytest.raises(TraceError, match="already exists"):
+        write(synthetic_run.events(), path)
+
+
+def test_an_unwritable_trace_stops_the_run_with_a_hint(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    if os.access(locked, os.W_OK):
+        pytest.skip("running as a user that ignores directory permissions")
+    with pytest.raises(TraceError) as caught:
+        write(synthetic_run.events(), locked / "run.jsonl")
+    assert "cannot write the trace" in caught.value.message and "--no-trace" in caught.value.hint
+
+
+def test_a_full_disk_is_a_trace_error_not_a_traceback(tmp_path):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    writer = TraceWriter("/dev/full", resume=True)  # opens an existing file; every write fails with ENOSPC
+    with pytest.raises(TraceError, match="cannot write the trace /dev/full"):
+        writer(synthetic_run.events()[0])
+
+
+def test_resume_refuses_changed_settings_and_names_them(tmp_path):
+    trace = read_trace(write(synthetic_run.events(), tmp_path / "fp.jsonl"))
+    same = dict(questions=synthetic_run.QUESTIONS, strategy="gated", model="fake-model",
+                settings={"chunk_tokens": 40, "memory_tokens": 64, "temperature": 0.0, "seed": 7})
+    check_resume(trace, **same)
+    with pytest.raises(TraceError) as caught:
+        check_resume(trace, **{**same, "strategy": "overwrite",
+                               "settings": {**same["settings"], "chunk_tokens": 80}})
+    assert "strategy (trace: gated, now: overwrite)" in caught.value.message
+    assert "chunk_tokens (trace: 40, now: 80)" in caught.value.message
+    with pytest.raises(TraceError, match="questions"):
+        check_resume(trace, **{**same, "questions": ("another question",)})
+
+
+def test_a_changed_document_is_refused_at_the_chunk_that_differs(tmp_path):
+    trace = read_trace(write(synthetic_run.events(stop_after_step=2), tmp_path / "doc.jsonl"))
+    chunks = synthetic_run.chunks()
+    assert list(verify_chunks(trace, iter(chunks))) == chunks
+    edited = list(chunks)
+    edited[1] = type(chunks[1])(index=1, text="Something else entirely.", tokens=3, spans=chunks[1].spans)
+    with pytest.raises(TraceError, match=r"changed at chunk 2 \(report.pdf p. 2"):
+        list(verify_chunks(trace, iter(edited)))
+    with pytest.raises(TraceError, match="only 2 chunks"):
+        list(verify_chunks(trace, iter(chunks[:2])))
+
+
+def test_a_file_that_is_not_a_trace_is_refused(tmp_path):
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"hello": 1}\n')
+    with pytest.raises(TraceError, match="not a memread trace"):
+        read_trace(path)
