@@ -30,6 +30,11 @@ def data_dir() -> Path:
 
 
 def models_dir() -> Path:
+    """GGUF model cache. ``MEMREAD_MODELS_DIR`` overrides it alone (tests keep the real cache so a model
+    is pulled once while everything else goes to a temporary ``MEMREAD_HOME``)."""
+    override = os.environ.get("MEMREAD_MODELS_DIR")
+    if override:
+        return Path(override).expanduser()
     return cache_dir() / "models"
 
 
