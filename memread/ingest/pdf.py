@@ -21,7 +21,9 @@ _SPACES = re.compile("[ \t\u00a0]+")
 _BLANK_LINES = re.compile("\n{3,}")
 _LISTED_PAGES = 20  # how many page numbers a warning spells out
 
-CORRUPT_HINT = "the file may be truncated (an interrupted download?); re-download it, or repair it with `qpdf`"
+CORRUPT_HINT = (
+    "the file may be truncated (an interrupted download?); re-download it, or repair it with `qpdf`"
+)
 
 
 def normalise_page(text: str) -> str:
@@ -49,7 +51,9 @@ def open_pdf(source: Source, document: Document) -> Iterator[Segment]:
         raise
     except Exception as error:  # pypdf raises many types (PdfReadError, ValueError, KeyError...) on damage
         stream.close()
-        raise InputError(f"{source.label}: not a readable PDF ({_short(error)})", hint=CORRUPT_HINT) from error
+        raise InputError(
+            f"{source.label}: not a readable PDF ({_short(error)})", hint=CORRUPT_HINT
+        ) from error
     if count == 0:
         stream.close()
         raise InputError(f"{source.label}: the PDF has no pages", hint=CORRUPT_HINT)
@@ -82,7 +86,9 @@ def _pages(
                 document.stats.empty_pages.append(number)
                 continue
             label = labels[index] if labels is not None else None
-            yield Segment(("\n\n" if emitted else "") + text, Provenance(source.label, page=number, page_label=label))
+            yield Segment(
+                ("\n\n" if emitted else "") + text, Provenance(source.label, page=number, page_label=label)
+            )
             emitted = True
     finally:
         stream.close()

@@ -110,7 +110,9 @@ def _ensure_builtins() -> None:
         return
     _builtins_registered = True
     for loader in (
-        Loader("text", "text", TEXT_EXTENSIONS, lambda head: bom_encoding(head) is not None, _open_text, True),
+        Loader(
+            "text", "text", TEXT_EXTENSIONS, lambda head: bom_encoding(head) is not None, _open_text, True
+        ),
         Loader("pdf", "pdf", (".pdf",), is_pdf, _open_pdf),
         Loader("epub", "epub", (".epub",), is_epub, _open_epub),
     ):

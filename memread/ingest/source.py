@@ -180,7 +180,9 @@ def file_source(path: Path, label: str, *, password: str | None = None) -> Sourc
             except (OSError, EOFError, lzma.LZMAError) as error:
                 raise corrupt_compression(label, compression, error) from error
         complete = len(head) < HEAD_SIZE
-    return Source(label, name, head, complete, path=path, compression=compression, size_bytes=size, password=password)
+    return Source(
+        label, name, head, complete, path=path, compression=compression, size_bytes=size, password=password
+    )
 
 
 def stream_source(stream: IO[bytes], label: str = "-", *, password: str | None = None) -> Source:

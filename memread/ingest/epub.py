@@ -1,0 +1,223 @@
+"""EPUB books (ebooklib): chapters in spine (reading) order, provenance = chapter title.
+
+ebooklib refuses some real books (Debian's live-manual: ``KeyError: There is no item named …``), so when it
+raises, the book is read straight from the zip: ``META-INF/container.xml`` → the OPF's ``<manifest>`` and
+``<spine>``; items the manifest lists but the zip lacks are skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import warnings
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+from urllib.parse import unquote
+
+from memread.document import Document, Provenance, Segment
+from memread.errors import InputError
+from memread.ingest.source import Source
+from memread.ingest.xhtml import xhtml_to_text
+
+CORRUPT_HINT = (
+    "the file may be truncated (an interrupted download?); re-download it or check it with `unzip -t`"
+)
+_DOCUMENT_TYPES = ("application/xhtml+xml", "text/html", "application/xml", "text/xml")
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One spine item before it is read: its path in the zip, its TOC label, and how to get its bytes."""
+
+    name: str
+    toc_label: str | None
+    read: Callable[[], bytes]
+
+
+def open_epub(source: Source, document: Document) -> Iterator[Segment]:
+    """Open the book now (raising InputError if it is not a readable zip) and return its chapters lazily."""
+    stream = source.open_seekable()
+    try:
+        archive = zipfile.ZipFile(stream)
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        stream.close()
+        raise InputError(f"{source.label}: not a readable EPUB ({error})", hint=CORRUPT_HINT) from error
+    try:
+        chapters = _ebooklib_chapters(stream)
+    except Exception as error:  # ebooklib raises KeyError, EpubException, lxml errors... on malformed books
+        document.warn(f"{source.label}: malformed EPUB ({_short(error)}); read its spine directly")
+        try:
+            chapters = _zip_chapters(archive, source, document)
+        except InputError:
+            stream.close()
+            raise
+    return _segments(chapters, archive, stream, source, document)
+
+
+def _segments(
+    chapters: list[Chapter], archive: zipfile.ZipFile, stream: IO[bytes], source: Source, document: Document
+) -> Iterator[Segment]:
+    emitted = False
+    try:
+        for chapter in chapters:
+            try:
+                content = chapter.read()
+            except KeyError:
+                document.warn(
+                    f"{source.label}: the book lists {chapter.name} but does not contain it; skipped"
+                )
+                continue
+            except (zipfile.BadZipFile, OSError, EOFError) as error:
+                raise InputError(
+                    f"{source.label}: {chapter.name} is damaged ({error})", hint=CORRUPT_HINT
+                ) from error
+            page = xhtml_to_text(content)
+            if not page.text:
+                continue  # cover images, blank separators
+            title = page.heading or page.title or chapter.toc_label or posixpath.basename(chapter.name)
+            document.stats.chapters += 1
+            yield Segment(("\n\n" if emitted else "") + page.text, Provenance(source.label, chapter=title))
+            emitted = True
+    finally:
+        archive.close()
+        stream.close()
+    if not emitted:
+        raise InputError(
+            f"{source.label}: the book contains no text", hint="is it a picture book or DRM-protected?"
+        )
+
+
+def _ebooklib_chapters(stream: IO[bytes]) -> list[Chapter]:
+    import ebooklib
+    from ebooklib import epub
+
+    stream.seek(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # older ebooklib warns about ignore_ncx on every read
+        book = epub.read_epub(stream, options={"ignore_ncx": True})
+    labels = _toc_labels(book.toc)
+    linear: list[Chapter] = []
+    auxiliary: list[Chapter] = []
+    for entry in book.spine:
+        idref, is_linear = (entry, "yes") if isinstance(entry, str) else (entry[0], entry[1])
+        item = book.get_item_with_id(idref)
+        if item is None or isinstance(item, epub.EpubNav) or item.get_type() != ebooklib.ITEM_DOCUMENT:
+            continue
+        chapter = Chapter(item.file_name, labels.get(item.file_name), _constant(item.get_content()))
+        # Non-linear items (footnotes, answers) are read after the main text, as a reader would meet them.
+        (auxiliary if str(is_linear).lower() == "no" else linear).append(chapter)
+    return linear + auxiliary
+
+
+def _toc_labels(toc: Any) -> dict[str, str]:
+    labels: dict[str, str] = {}
+
+    def visit(entries: Any) -> None:
+        for entry in entries:
+            if isinstance(entry, (tuple, list)):  # (Section, [children])
+                visit([entry[0]])
+                visit(entry[1])
+                continue
+            href, title = getattr(entry, "href", None), getattr(entry, "title", None)
+            if href and title:
+                labels.setdefault(unquote(href.split("#", 1)[0]), title)
+
+    visit(toc)
+    return labels
+
+
+def _constant(content: bytes) -> Callable[[], bytes]:
+    return lambda: content
+
+
+def _zip_chapters(archive: zipfile.ZipFile, source: Source, document: Document) -> list[Chapter]:
+    """The spine read straight from the OPF, for books ebooklib refuses."""
+    from lxml import etree
+
+    parser = etree.XMLParser(recover=True, resolve_entities=False, no_network=True)
+    try:
+        container = etree.fromstring(archive.read("META-INF/container.xml"), parser=parser)
+        rootfile = next(el for el in container.iter() if _local(el) == "rootfile" and el.get("full-path"))
+        opf_path = rootfile.get("full-path")
+        opf = etree.fromstring(archive.read(opf_path), parser=parser)
+    except (KeyError, StopIteration, etree.XMLSyntaxError, ValueError) as error:
+        raise InputError(
+            f"{source.label}: not a readable EPUB (no package document: {_short(error)})", hint=CORRUPT_HINT
+        ) from error
+    base = posixpath.dirname(opf_path)
+    manifest: dict[str, tuple[str, str, str]] = {}  # id -> (zip path, media type, properties)
+    for item in opf.iter():
+        if _local(item) == "item" and item.get("id") and item.get("href"):
+            path = posixpath.normpath(posixpath.join(base, unquote(item.get("href").split("#", 1)[0])))
+            manifest[item.get("id")] = (path, item.get("media-type", ""), item.get("properties", ""))
+    names = set(archive.namelist())
+    spine = next((el for el in opf.iter() if _local(el) == "spine"), None)
+    labels = _nav_labels(archive, manifest, spine, names)
+    linear: list[Chapter] = []
+    auxiliary: list[Chapter] = []
+    missing: list[str] = []
+    for itemref in spine.iter() if spine is not None else ():
+        if _local(itemref) != "itemref" or itemref.get("idref") not in manifest:
+            continue
+        path, media_type, properties = manifest[itemref.get("idref")]
+        if "nav" in properties.split() or (media_type and media_type not in _DOCUMENT_TYPES):
+            continue
+        if path not in names:
+            missing.append(path)
+            continue
+        chapter = Chapter(path, labels.get(path), lambda path=path: archive.read(path))
+        (auxiliary if itemref.get("linear", "yes").lower() == "no" else linear).append(chapter)
+    if missing:
+        document.warn(
+            f"{source.label}: {len(missing)} chapter file(s) listed but missing, skipped: {', '.join(missing[:5])}"
+        )
+    return linear + auxiliary
+
+
+def _nav_labels(
+    archive: zipfile.ZipFile, manifest: dict[str, tuple[str, str, str]], spine: Any, names: set[str]
+) -> dict[str, str]:
+    """TOC labels by chapter path, from the EPUB 3 nav document or else the EPUB 2 NCX."""
+    from lxml import etree
+
+    parser = etree.XMLParser(recover=True, resolve_entities=False, no_network=True)
+    labels: dict[str, str] = {}
+    ncx_id = spine.get("toc") if spine is not None else None
+    for item_id, (path, media_type, properties) in manifest.items():
+        is_nav = "nav" in properties.split()
+        is_ncx = item_id == ncx_id or media_type == "application/x-dtbncx+xml"
+        if not (is_nav or is_ncx) or path not in names:
+            continue
+        try:
+            root = etree.fromstring(archive.read(path), parser=parser)
+        except (etree.XMLSyntaxError, KeyError, zipfile.BadZipFile):
+            continue
+        if root is None:
+            continue
+        base = posixpath.dirname(path)
+        for element in root.iter():
+            if is_nav and _local(element) == "a" and element.get("href"):
+                href, text = element.get("href"), " ".join("".join(element.itertext()).split())
+            elif is_ncx and _local(element) == "navPoint":
+                content = next((el for el in element.iter() if _local(el) == "content"), None)
+                label = next((el for el in element.iter() if _local(el) == "text"), None)
+                if content is None or label is None or not content.get("src"):
+                    continue
+                href, text = content.get("src"), " ".join("".join(label.itertext()).split())
+            else:
+                continue
+            target = posixpath.normpath(posixpath.join(base, unquote(href.split("#", 1)[0])))
+            if text:
+                labels.setdefault(target, text)
+    return labels
+
+
+def _local(element: Any) -> str:
+    tag = element.tag
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _short(error: BaseException) -> str:
+    text = str(error).strip().strip("'\"")
+    return (text.splitlines()[0] if text else type(error).__name__)[:160]
