@@ -1,0 +1,93 @@
+"""Citations: which chunks the final memory's content came from.
+
+A step is cited when the memory changed at that step in a way that survives into the final memory: some
+word trigrams that were not in the memory before the step, but were after it, are still in the memory at
+the end. For the gated strategy only steps whose update was applied (``check yes``) can introduce content.
+Only trigrams holding a content word the memory did not have before count, so rewording boilerplate or
+re-joining old sentences is not cited.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memread.document import Span
+from memread.events import StepFinished
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_COMMON = frozenset(
+    """a an the and or but of to in on at by for with from as is are was were be been it its this that these
+    those there here no not yet any some information memory relevant previous updated update so far has have
+    had which who what when where how than then also into about after before during i we you he she they
+    question answer problem section text document chunk provided given none found mentioned""".split()  # noqa: SIM905 (a word list reads best as prose)
+)
+N = 3
+
+
+def _ngrams(text: str) -> set[tuple[str, ...]]:
+    words = [w.lower() for w in _WORD.findall(text)]
+    grams = {tuple(words[i:i + N]) for i in range(len(words) - N + 1)}
+    return {g for g in grams if not all(w in _COMMON for w in g)}
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A chunk whose reading put lasting content into a lane's memory."""
+
+    lane: int
+    step: int  # chunk index, 0-based
+    spans: tuple[Span, ...]
+    weight: int  # how many surviving trigrams the step introduced
+    excerpt: str  # the longest surviving line or sentence of the memory that the step introduced
+
+    @property
+    def where(self) -> str:
+        return "; ".join(span.describe() for span in self.spans)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"lane": self.lane, "step": self.step, "chunk": self.step + 1, "where": self.where,
+                "spans": [span.to_dict() for span in self.spans], "weight": self.weight, "excerpt": self.excerpt}
+
+
+def _pieces(text: str) -> list[str]:
+    """Lines, then sentences: the units an excerpt is chosen from."""
+    out = []
+    for line in text.splitlines():
+        out.extend(p.strip() for p in re.split(r"(?<=[.!?])\s+", line) if p.strip())
+    return out
+
+
+def cite(steps: Iterable[StepFinished], final_memory: str | None = None, *, min_weight: int = 1) -> list[Citation]:
+    """Citations for one lane's steps (in order), strongest evidence first within reading order.
+
+    ``final_memory`` defaults to the memory after the last step.
+    """
+    steps = list(steps)
+    if not steps:
+        return []
+    final = steps[-1].memory if final_memory is None else final_memory
+    final_grams = _ngrams(final)
+    final_pieces = _pieces(final)
+    citations = []
+    for step in steps:
+        if not step.memory_changed or step.update is False:
+            continue
+        # New trigrams that carry a new content word: re-joining old words ("so far: the ship") is not new.
+        old_words = {w.lower() for w in _WORD.findall(step.memory_before)}
+        introduced = {g for g in _ngrams(step.memory) - _ngrams(step.memory_before)
+                      if any(w not in old_words and w not in _COMMON for w in g)}
+        surviving = introduced & final_grams
+        if len(surviving) < min_weight:
+            continue
+        excerpt = max(final_pieces, key=lambda piece: len(_ngrams(piece) & surviving), default="")
+        citations.append(Citation(lane=step.lane, step=step.step, spans=step.chunk.spans,
+                                  weight=len(surviving), excerpt=excerpt[:200]))
+    return citations
+
+
+def describe(citations: Sequence[Citation]) -> str:
+    """One line for people, e.g. ``report.pdf p. 2; report.pdf p. 4``."""
+    return "; ".join(dict.fromkeys(c.where for c in citations))

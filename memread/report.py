@@ -1,0 +1,192 @@
+"""The ``--json`` result: one object with the answer, citations, per-lane results, stats and the trace path.
+
+:class:`RunReport` is a sink: attach it to the loop, then call :meth:`RunReport.result`. It can also be fed
+the events of a saved trace (``memread traces show --json``). Field names are stable; the shape is
+:data:`RESULT_SCHEMA`, documented in docs/json-output.md. Add fields, never rename or remove one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from memread import __version__
+from memread.citations import cite
+from memread.events import (
+    Answered,
+    Event,
+    LaneExited,
+    RunFinished,
+    RunStarted,
+    StepFinished,
+    Warned,
+)
+
+RESULT_VERSION = 1
+
+
+class RunReport:
+    """Collects a run's events into the ``--json`` result object."""
+
+    def __init__(self) -> None:
+        self.started: RunStarted | None = None
+        self.steps: dict[int, list[StepFinished]] = {}
+        self.exited: dict[int, int] = {}
+        self.answers: dict[int, Answered] = {}
+        self.warnings: list[Warned] = []
+        self.finished: RunFinished | None = None
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            if self.started is None:
+                self.started = event
+        elif isinstance(event, StepFinished):
+            self.steps.setdefault(event.lane, []).append(event)
+        elif isinstance(event, LaneExited):
+            self.exited[event.lane] = event.step
+        elif isinstance(event, Answered):
+            self.answers[event.lane] = event
+        elif isinstance(event, Warned):
+            self.warnings.append(event)
+        elif isinstance(event, RunFinished):
+            self.finished = event
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event]) -> RunReport:
+        report = cls()
+        for event in events:
+            report(event)
+        return report
+
+    @classmethod
+    def from_trace(cls, trace: Any) -> RunReport:
+        """The report of a saved run (all sessions of a resumed run; the last RunFinished wins)."""
+        return cls.from_events(event for _, event in trace.events())
+
+    def _lane(self, lane: int, question: str) -> dict[str, Any]:
+        steps = self.steps.get(lane, [])
+        answer = self.answers.get(lane)
+        return {
+            "lane": lane,
+            "question": question,
+            "answer": answer.answer if answer else None,
+            "reply": answer.reply if answer else None,
+            "boxed": answer.boxed if answer else False,
+            "memory": steps[-1].memory if steps else None,
+            "chunks_read": len(steps),
+            "exited_at": self.exited.get(lane),
+            "citations": [c.to_dict() for c in cite(steps)],
+            "prompt_tokens": sum(s.prompt_tokens for s in steps) + (answer.prompt_tokens if answer else 0),
+            "completion_tokens": sum(s.completion_tokens for s in steps)
+            + (answer.completion_tokens if answer else 0),
+            "truncated_steps": [s.step for s in steps if s.truncated],
+            "warnings": list(answer.warnings) if answer else [],
+        }
+
+    def result(self, *, trace_path: str | None = None, error: str | None = None) -> dict[str, Any]:
+        """The result object (see docs/json-output.md)."""
+        started = self.started
+        questions = list(started.questions) if started else sorted({*self.steps, *self.answers})
+        lanes = [self._lane(i, str(q)) for i, q in enumerate(questions)]
+        finished = self.finished
+        first = lanes[0] if lanes else {}
+        chunks_read = max((s.step + 1 for steps in self.steps.values() for s in steps), default=0)
+        return {
+            "version": RESULT_VERSION,
+            "memread_version": __version__,
+            "run_id": started.run_id if started else None,
+            "status": finished.status if finished else "interrupted",
+            "answer": first.get("answer"),
+            "reply": first.get("reply"),
+            "boxed": first.get("boxed", False),
+            "citations": first.get("citations", []),
+            "lanes": lanes,
+            "document": started.document if started else None,
+            "model": started.model if started else None,
+            "backend": started.backend if started else None,
+            "strategy": started.strategy if started else None,
+            "settings": dict(started.settings) if started else {},
+            "stats": {
+                "chunks_read": finished.chunks_read if finished else chunks_read,
+                "prompt_tokens": finished.prompt_tokens if finished else sum(lane["prompt_tokens"] for lane in lanes),
+                "completion_tokens": finished.completion_tokens if finished
+                else sum(lane["completion_tokens"] for lane in lanes),
+                "wall_seconds": round(finished.wall_seconds, 3) if finished else None,
+                "model_seconds": round(finished.model_seconds, 3) if finished else None,
+            },
+            "trace": trace_path,
+            "warnings": [{"message": w.message, "lane": w.lane, "step": w.step} for w in self.warnings],
+            "error": error if error is not None else (finished.error if finished else None),
+        }
+
+
+_SPAN = {
+    "type": "object",
+    "required": ["source"],
+    "properties": {
+        "source": {"type": "string"},
+        "page_first": {"type": "integer"}, "page_last": {"type": "integer"},
+        "label_first": {"type": "string"}, "label_last": {"type": "string"},
+        "chapters": {"type": "array", "items": {"type": "string"}},
+        "line_first": {"type": "integer"}, "line_last": {"type": "integer"},
+    },
+    "additionalProperties": False,
+}
+_CITATION = {
+    "type": "object",
+    "required": ["lane", "step", "chunk", "where", "spans", "weight", "excerpt"],
+    "properties": {
+        "lane": {"type": "integer"}, "step": {"type": "integer"}, "chunk": {"type": "integer"},
+        "where": {"type": "string"}, "spans": {"type": "array", "items": _SPAN},
+        "weight": {"type": "integer"}, "excerpt": {"type": "string"},
+    },
+}
+_NULLABLE_STR = {"type": ["string", "null"]}
+_LANE = {
+    "type": "object",
+    "required": ["lane", "question", "answer", "reply", "boxed", "memory", "chunks_read", "exited_at",
+                 "citations", "prompt_tokens", "completion_tokens", "truncated_steps", "warnings"],
+    "properties": {
+        "lane": {"type": "integer"}, "question": {"type": "string"}, "answer": _NULLABLE_STR,
+        "reply": _NULLABLE_STR, "boxed": {"type": "boolean"}, "memory": _NULLABLE_STR,
+        "chunks_read": {"type": "integer"}, "exited_at": {"type": ["integer", "null"]},
+        "citations": {"type": "array", "items": _CITATION},
+        "prompt_tokens": {"type": "integer"}, "completion_tokens": {"type": "integer"},
+        "truncated_steps": {"type": "array", "items": {"type": "integer"}},
+        "warnings": {"type": "array", "items": {"type": "string"}},
+    },
+}
+RESULT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "memread result",
+    "type": "object",
+    "required": ["version", "memread_version", "run_id", "status", "answer", "reply", "boxed", "citations",
+                 "lanes", "document", "model", "backend", "strategy", "settings", "stats", "trace",
+                 "warnings", "error"],
+    "properties": {
+        "version": {"const": RESULT_VERSION},
+        "memread_version": {"type": "string"},
+        "run_id": _NULLABLE_STR,
+        "status": {"enum": ["ok", "interrupted", "failed"]},
+        "answer": _NULLABLE_STR, "reply": _NULLABLE_STR, "boxed": {"type": "boolean"},
+        "citations": {"type": "array", "items": _CITATION},
+        "lanes": {"type": "array", "items": _LANE},
+        "document": _NULLABLE_STR, "model": _NULLABLE_STR, "backend": _NULLABLE_STR, "strategy": _NULLABLE_STR,
+        "settings": {"type": "object"},
+        "stats": {
+            "type": "object",
+            "required": ["chunks_read", "prompt_tokens", "completion_tokens", "wall_seconds", "model_seconds"],
+            "properties": {
+                "chunks_read": {"type": "integer"}, "prompt_tokens": {"type": "integer"},
+                "completion_tokens": {"type": "integer"},
+                "wall_seconds": {"type": ["number", "null"]}, "model_seconds": {"type": ["number", "null"]},
+            },
+        },
+        "trace": _NULLABLE_STR,
+        "warnings": {"type": "array", "items": {
+            "type": "object", "required": ["message", "lane", "step"],
+            "properties": {"message": {"type": "string"}, "lane": {"type": ["integer", "null"]},
+                           "step": {"type": ["integer", "null"]}}}},
+        "error": _NULLABLE_STR,
+    },
+}

@@ -1,0 +1,59 @@
+"""The --json result: one object, stable documented fields, validated against its schema."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import synthetic_run
+
+from memread.report import RESULT_SCHEMA, RunReport
+from memread.trace import TraceWriter, read_trace
+
+DOC = Path(__file__).parent.parent / "docs" / "json-output.md"
+
+
+def test_a_finished_run_reports_answers_citations_and_stats():
+    result = RunReport.from_events(synthetic_run.events()).result(trace_path="/tmp/x.jsonl")
+    jsonschema.validate(result, RESULT_SCHEMA)
+    assert result["answer"] == "12" and result["boxed"] is True
+    assert [c["where"] for c in result["citations"]] == ["report.pdf p. 2", "report.pdf p. 5"]
+    assert [lane["answer"] for lane in result["lanes"]] == ["12", "Ada Quist"]
+    assert result["lanes"][1]["exited_at"] == 3 and result["lanes"][1]["chunks_read"] == 4
+    assert result["stats"]["chunks_read"] == 5 and result["stats"]["model_seconds"] == 8.6
+    assert result["warnings"] == [{"message": "lane 0: reply had no <think>", "lane": 0, "step": 2}]
+    assert json.loads(json.dumps(result)) == result
+
+
+def test_an_interrupted_run_still_reports_what_it_read():
+    result = RunReport.from_events(synthetic_run.events(stop_after_step=1)).result()
+    jsonschema.validate(result, RESULT_SCHEMA)
+    assert result["status"] == "interrupted" and result["answer"] is None
+    assert result["stats"]["chunks_read"] == 2 and result["trace"] is None
+    assert result["lanes"][0]["memory"] == synthetic_run.MEMORIES[0][1]
+
+
+def test_the_report_of_a_saved_trace_equals_the_live_one(tmp_path):
+    writer = TraceWriter(tmp_path / "run.jsonl")
+    live = RunReport()
+    for event in synthetic_run.events():
+        writer(event)
+        live(event)
+    writer.close()
+    saved = RunReport.from_trace(read_trace(tmp_path / "run.jsonl"))
+    assert saved.result() == live.result()
+
+
+def test_every_field_of_the_schema_is_documented():
+    documented = set(re.findall(r"`([a-z_]+)`", DOC.read_text(encoding="utf-8")))
+
+    def names(schema):
+        for name, sub in schema.get("properties", {}).items():
+            yield name
+            yield from names(sub)
+            yield from names(sub.get("items", {}))
+
+    missing = set(names(RESULT_SCHEMA)) - documented
+    assert not missing, f"fields missing from docs/json-output.md: {sorted(missing)}"
