@@ -1,0 +1,187 @@
+"""Renderables of the live view, built from a :class:`ViewState` (shared by ``ask`` and ``replay``).
+
+Every function here is pure: state in, Rich renderable out. The frame has a fixed height for a given
+terminal (header, chunk, memory panes), so Rich's inline Live can repaint it without flicker.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from memread.cli.viewstate import LaneView, ViewState, duration, stats_line
+
+CHANGED = "bold green"  # bold survives NO_COLOR, so the change stays visible without colour
+_SPLIT = re.compile(r"(\s+)")
+MAX_PANES = 3  # more lanes than this: a compact table plus the pane of the lane that changed last
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def memory_text(before: str, after: str, *, window: int | None = None) -> Text:
+    """``after`` with the words that are new since ``before`` highlighted; cropped around the first
+    change to about ``window`` characters."""
+    old, new = _SPLIT.split(before), _SPLIT.split(after)
+    spans: list[tuple[int, int]] = []
+    offsets = [0]
+    for piece in new:
+        offsets.append(offsets[-1] + len(piece))
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert") and "".join(new[j1:j2]).strip():
+            spans.append((offsets[j1], offsets[j2]))
+    start = 0
+    if window is not None and len(after) > window and spans:
+        start = max(0, min(spans[0][0] - window // 4, len(after) - window))
+        start = after.rfind(" ", 0, start) + 1 if start else 0
+    text = Text("… " if start else "")
+    shift = len(text) - start
+    text.append(after[start:])
+    for a, b in spans:
+        if b > start:
+            text.stylize(CHANGED, max(a, start) + shift, b + shift)
+    return text
+
+
+def _gates(view: LaneView, strategy: str) -> str:
+    """The decisions of the lane's last step, in words."""
+    step = view.last
+    if step is None:
+        return "waiting"
+    parts = []
+    if step.update is not None:
+        parts.append(f"check {'yes' if step.update else 'no'}")
+        parts.append(f"next {'end' if step.exit else 'continue'}")
+    elif strategy != "callback" or step.memory_changed:
+        parts.append("memory rewritten" if step.memory_changed else "memory unchanged")
+    if step.recall_query:
+        got = _short(step.recalled, 40) if step.recalled else "nothing"
+        parts.append(f"recall {_short(step.recall_query, 40)!r} → {got}")
+    if step.truncated:
+        parts.append("cut at the memory limit")
+    if step.parse_issues:
+        parts.append(f"{len(step.parse_issues)} format issue{'s' if len(step.parse_issues) > 1 else ''}")
+    if view.exited_at is not None:
+        parts.append(f"stopped at chunk {view.exited_at + 1}")
+    return " · ".join(parts)
+
+
+def header(state: ViewState) -> Panel:
+    grid = Table.grid(padding=(0, 2), expand=True)
+    grid.add_column(ratio=1)
+    grid.add_column(justify="right")
+    model = Path(state.model).name if state.model else "?"
+    grid.add_row(Text.assemble((state.document or "?", "bold"), f"  {model} · {state.backend} · {state.strategy}"),
+                 Text(f"elapsed {duration(state.elapsed)}"))
+    done = state.steps_done
+    reading = (state.step + 1) if state.step is not None else 0
+    counter = f"chunk {reading}/{state.total}" if state.total else f"chunk {reading}"
+    rates = []
+    prefill, decode = state.prefill_rate(), state.decode_rate()
+    if prefill is not None and decode is not None:
+        rates.append(f"prefill {prefill:.0f} tok/s · decode {decode:.1f} tok/s")
+    elif state.tokens_per_second() is not None:
+        rates.append(f"{state.tokens_per_second():.0f} tok/s")
+    line = f"{counter} · {state.tokens_read:,} tokens read" + "".join(f" · {r}" for r in rates)
+    eta = state.eta()
+    right = f"ETA {duration(eta)}" if eta is not None else ("done" if state.finished else "")
+    if state.total:
+        bar = Table.grid(padding=(0, 1), expand=True)
+        bar.add_column(ratio=1)
+        bar.add_column()
+        bar.add_row(ProgressBar(total=state.total, completed=done), Text(f"{100 * done // state.total}%"))
+        grid.add_row(bar, Text(""))
+    grid.add_row(Text(line), Text(right))
+    title = "memread" + (f" · resumed at chunk {state.resumed_from + 1}" if state.resumed_from is not None else "")
+    return Panel(grid, title=title, title_align="left", box=box.ROUNDED)
+
+
+def chunk_pane(state: ViewState, *, lines: int = 2, width: int = 100) -> Panel:
+    chunk = state.chunk
+    if chunk is None:
+        return Panel(Text("waiting for the first chunk", style="dim"), title="chunk", height=lines + 2)
+    excerpt = _short(chunk.text, max(40, (width - 6) * lines))
+    title = f"chunk {chunk.index + 1} · {chunk.describe()} · {chunk.tokens:,} tokens"
+    return Panel(Text(excerpt, style="dim"), title=title, title_align="left", height=lines + 2)
+
+
+def lane_pane(state: ViewState, view: LaneView, *, lines: int, width: int) -> Panel:
+    mark = "" if state.exact_tokens else "~"
+    title = f"memory · {mark}{state.count_tokens(view.memory)} tok"
+    if len(state.lanes) > 1:
+        title = f"lane {view.lane + 1} · {mark}{state.count_tokens(view.memory)} tok · " \
+            f"{_short(view.question, max(12, width - 30))}"
+    body = memory_text(view.previous, view.memory, window=max(80, (width - 4) * lines)) if view.memory else \
+        Text("No previous memory", style="dim")
+    style = "dim" if view.exited_at is not None else ""
+    return Panel(body, title=title, title_align="left", subtitle=_gates(view, state.strategy),
+                 subtitle_align="left", height=lines + 2, border_style=style)
+
+
+def lanes_table(state: ViewState) -> Table:
+    table = Table(box=box.SIMPLE, expand=True, show_edge=False, pad_edge=False)
+    for name in ("lane", "question", "memory", "last step"):
+        table.add_column(name, overflow="ellipsis", no_wrap=True)
+    for view in state.lanes:
+        marker = "▶ " if view.lane == state.focus else "  "
+        table.add_row(f"{marker}{view.lane + 1}", view.question, f"{state.count_tokens(view.memory)} tok",
+                      _gates(view, state.strategy))
+    return table
+
+
+def answer_panels(state: ViewState, *, citations: dict[int, str] | None = None) -> Group:
+    """The boxed answers, their sources and the stats line (shown when the run ends)."""
+    parts: list[RenderableType] = []
+    for view in state.lanes:
+        if view.answer is None:
+            continue
+        title = "answer" if len(state.lanes) == 1 else f"answer {view.lane + 1}: {_short(view.question, 60)}"
+        body = Text(view.answer.answer or "(empty)", style="bold")
+        if not view.answer.boxed:
+            body.append("\n(no \\boxed{} in the reply: showing the whole reply)", style="dim")
+        parts.append(Panel(body, title=title, title_align="left", box=box.DOUBLE, border_style="green"))
+        where = (citations or {}).get(view.lane)
+        if where:
+            parts.append(Text(f"  sources: {where}"))
+    parts.append(Text(stats_line(state), style="dim"))
+    return Group(*parts)
+
+
+def frame(state: ViewState, *, height: int = 30, width: int = 100, final: bool = False,
+          citations: dict[int, str] | None = None) -> Group:
+    """The whole live view. ``height`` is the terminal height the frame must fit (memory panes take the rest)."""
+    parts: list[RenderableType] = [header(state), chunk_pane(state, width=width)]
+    used = 6 + (1 if state.total else 0) + 4 + (1 if state.warnings else 0)
+    many = len(state.lanes) > MAX_PANES
+    if many:
+        used += len(state.lanes) + 2
+    lines = max(3, min(12, height - used - 2))
+    if many:
+        parts.append(lanes_table(state))
+        parts.append(lane_pane(state, state.lanes[state.focus], lines=lines, width=width))
+    elif len(state.lanes) > 1:
+        grid = Table.grid(expand=True, padding=(0, 1))
+        for _ in state.lanes:
+            grid.add_column(ratio=1)
+        pane_width = width // len(state.lanes)
+        grid.add_row(*(lane_pane(state, view, lines=lines, width=pane_width) for view in state.lanes))
+        parts.append(grid)
+    elif state.lanes:
+        parts.append(lane_pane(state, state.lanes[0], lines=lines, width=width))
+    if state.warnings:
+        parts.append(Text(f"warning: {_short(state.warnings[-1], width - 20)}"
+                          + (f" (+{len(state.warnings) - 1} more)" if len(state.warnings) > 1 else ""),
+                          style="yellow"))
+    if final:
+        parts.append(answer_panels(state, citations=citations))
+    return Group(*parts)

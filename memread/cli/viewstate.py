@@ -1,0 +1,214 @@
+"""What the live view, the plain progress lines and replay show, as plain state built from events.
+
+The view never mutates this state; sinks call :meth:`ViewState.apply` with each event and the time it
+happened (the wall clock while running, the trace's timestamps during replay), and renderers read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memread.document import Chunk
+from memread.events import (
+    Answered,
+    Event,
+    LaneExited,
+    RunFinished,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    Warned,
+)
+
+_RATE_WINDOW = 10  # steps the rate and ETA estimates look back over
+
+
+def approx_tokens(text: str) -> int:
+    """About four characters per token: what the views show when no tokenizer was given."""
+    return (len(text) + 3) // 4
+
+
+@dataclass
+class LaneView:
+    lane: int
+    question: str
+    memory: str = ""
+    previous: str = ""  # the memory before the last step of this lane
+    steps: int = 0
+    last: StepFinished | None = None
+    exited_at: int | None = None
+    answer: Answered | None = None
+
+
+@dataclass
+class ViewState:
+    """Everything on screen. ``total`` is the number of chunks when known (files), None for streams."""
+
+    total: int | None = None
+    count_tokens: Callable[[str], int] = approx_tokens
+    exact_tokens: bool = False  # count_tokens is the model's tokenizer (else shown as approximate)
+    run_id: str = ""
+    document: str = ""
+    model: str = ""
+    backend: str = ""
+    strategy: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    resumed_from: int | None = None
+    started_at: float | None = None
+    now: float = 0.0
+    step: int | None = None  # chunk index being read (or last read)
+    chunk: Chunk | None = None
+    step_started_at: float | None = None
+    step_active: tuple[int, ...] = ()
+    step_done: set[int] = field(default_factory=set)
+    tokens_this_step: int = 0
+    steps_done: int = 0  # chunks every active lane has finished
+    tokens_read: int = 0  # chunk tokens read so far
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    prompt_seconds: float = 0.0  # prefill time, when the backend reports it
+    prompt_timed_tokens: int = 0
+    decode_seconds: float = 0.0
+    step_walls: list[float] = field(default_factory=list)  # wall time of each finished step
+    step_tokens: list[int] = field(default_factory=list)  # prompt + completion tokens of each finished step
+    lanes: list[LaneView] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    focus: int = 0  # the lane that changed last (shown in full when lanes are many)
+    finished: RunFinished | None = None
+
+    def apply(self, event: Event, at: float) -> None:
+        """Update from one event that happened at wall time ``at``."""
+        self.now = max(self.now, at)
+        if isinstance(event, RunStarted):
+            if self.started_at is None or event.resumed_from_step is not None:
+                self.started_at = at
+            self.run_id, self.document, self.model = event.run_id, event.document, event.model
+            self.backend, self.strategy, self.settings = event.backend, event.strategy, dict(event.settings)
+            self.resumed_from = event.resumed_from_step
+            if not self.lanes:
+                self.lanes = [LaneView(i, q) for i, q in enumerate(event.questions)]
+            self.finished = None
+        elif isinstance(event, StepStarted):
+            self.step, self.chunk, self.step_started_at = event.step, event.chunk, at
+            self.step_active, self.step_done = event.lanes, set()
+            self.tokens_read += event.chunk.tokens
+            self.tokens_this_step = 0
+        elif isinstance(event, StepFinished):
+            self._finish_lane_step(event, at)
+        elif isinstance(event, LaneExited):
+            self._lane(event.lane).exited_at = event.step
+        elif isinstance(event, Answered):
+            self._lane(event.lane).answer = event
+            self.prompt_tokens += event.prompt_tokens
+            self.completion_tokens += event.completion_tokens
+        elif isinstance(event, Warned):
+            named = event.lane is None or len(self.lanes) < 2 or event.message.startswith("lane")
+            self.warnings.append(event.message if named else f"lane {event.lane + 1}: {event.message}")
+        elif isinstance(event, RunFinished):
+            self.finished = event
+
+    def _lane(self, lane: int) -> LaneView:
+        while len(self.lanes) <= lane:
+            self.lanes.append(LaneView(len(self.lanes), ""))
+        return self.lanes[lane]
+
+    def _finish_lane_step(self, event: StepFinished, at: float) -> None:
+        view = self._lane(event.lane)
+        view.previous, view.memory, view.last = event.memory_before, event.memory, event
+        view.steps += 1
+        if event.memory_changed or len(self.lanes) == 1:
+            self.focus = event.lane
+        self.prompt_tokens += event.prompt_tokens
+        self.completion_tokens += event.completion_tokens
+        self.tokens_this_step += event.prompt_tokens + event.completion_tokens
+        prompt_seconds = getattr(event, "prompt_seconds", None)  # not every loop/backend reports prefill time
+        if prompt_seconds:
+            self.prompt_seconds += prompt_seconds
+            self.prompt_timed_tokens += event.prompt_tokens
+            self.decode_seconds += max(event.seconds - prompt_seconds, 0.0)
+        self.step_done.add(event.lane)
+        if self.step_done >= set(self.step_active) and self.step_started_at is not None:
+            self.steps_done = event.step + 1
+            self.step_walls.append(max(at - self.step_started_at, 0.0))
+            self.step_tokens.append(self.tokens_this_step)
+
+    # --- derived figures ------------------------------------------------------------------------------
+
+    @property
+    def elapsed(self) -> float:
+        return max(self.now - self.started_at, 0.0) if self.started_at is not None else 0.0
+
+    def seconds_per_step(self) -> float | None:
+        recent = self.step_walls[-_RATE_WINDOW:]
+        return sum(recent) / len(recent) if recent else None
+
+    def tokens_per_second(self) -> float | None:
+        """Prompt + generated tokens per second of step wall time, over recent steps."""
+        walls, tokens = self.step_walls[-_RATE_WINDOW:], self.step_tokens[-_RATE_WINDOW:]
+        return sum(tokens) / sum(walls) if walls and sum(walls) > 0 else None
+
+    def prefill_rate(self) -> float | None:
+        return self.prompt_timed_tokens / self.prompt_seconds if self.prompt_seconds > 0 else None
+
+    def decode_rate(self) -> float | None:
+        return self.completion_tokens / self.decode_seconds if self.decode_seconds > 0 else None
+
+    def eta(self) -> float | None:
+        """Seconds left, from the measured time per step; None when the number of chunks is unknown."""
+        per_step = self.seconds_per_step()
+        if self.total is None or per_step is None or self.finished is not None:
+            return None
+        return max(self.total - self.steps_done, 0) * per_step
+
+    def memory_tokens(self, lane: int) -> int:
+        return self.count_tokens(self.lanes[lane].memory) if lane < len(self.lanes) else 0
+
+
+def duration(seconds: float | None) -> str:
+    """``42s``, ``3m05s``, ``1h02m``."""
+    if seconds is None:
+        return "–"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def progress_line(state: ViewState) -> str:
+    """One plain line, e.g. ``[12/87] report.pdf p. 143 · memory 812 tok · 18.2 tok/s · ETA 3m05s``."""
+    total = "?" if state.total is None else str(state.total)
+    done = state.steps_done if state.step is None else max(state.steps_done, (state.step or 0) + 1)
+    parts = [f"[{done}/{total}]"]
+    if state.chunk is not None:
+        parts[0] += " " + state.chunk.describe()
+    if state.lanes:
+        mark = "" if state.exact_tokens else "~"
+        sizes = ", ".join(f"{mark}{state.memory_tokens(lane.lane)}" for lane in state.lanes)
+        parts.append(f"memory {sizes} tok")
+    rate = state.tokens_per_second()
+    if rate is not None:
+        parts.append(f"{rate:.1f} tok/s")
+    eta = state.eta()
+    if eta is not None:
+        parts.append(f"ETA {duration(eta)}")
+    return " · ".join(parts)
+
+
+def stats_line(state: ViewState) -> str:
+    """The one-line summary at the end of a run."""
+    finished = state.finished
+    chunks = finished.chunks_read if finished else state.steps_done
+    prompt = finished.prompt_tokens if finished else state.prompt_tokens
+    completion = finished.completion_tokens if finished else state.completion_tokens
+    wall = finished.wall_seconds if finished else state.elapsed
+    parts = [f"{chunks} chunk{'s' if chunks != 1 else ''}", f"{prompt:,} prompt + {completion:,} generated tokens",
+             duration(wall)]
+    if finished is not None and finished.model_seconds:
+        parts[-1] += f" ({duration(finished.model_seconds)} in the model)"
+    if finished is not None and finished.status != "ok":
+        parts.insert(0, finished.status)
+    return " · ".join(parts)

@@ -1,0 +1,141 @@
+"""What a user sees while memread reads: the live view on a terminal, plain lines in a pipe."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import synthetic_run
+
+from memread.cli.environment import Environment
+from memread.cli.live import LiveView
+from memread.cli.progress import PlainProgress, progress_sink
+from memread.cli.render import frame, memory_text
+from memread.cli.viewstate import ViewState
+from memread.events import StepStarted
+
+CONTROL = re.compile(r"\x1b")
+COLOUR = re.compile(r"\x1b\[[0-9;]*(3[0-9]|9[0-7]|38;)[0-9;]*m")
+
+
+def terminal(*, tty=True, no_color=False, columns=110, lines=40):
+    environ = {"TERM": "xterm-256color", "LINES": str(lines), "COLUMNS": str(columns)}
+    if no_color:
+        environ["NO_COLOR"] = "1"
+    return Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(), stdin_isatty=False,
+                       stdout_isatty=False, stderr_isatty=tty, environ=environ, columns=columns)
+
+
+def ticking(step=0.7):
+    now = [1_000.0]
+
+    def clock():
+        now[0] += step
+        return now[0]
+
+    return clock
+
+
+def run(sink, events=None):
+    for event in events or synthetic_run.events():
+        sink(event)
+    sink.close()
+
+
+def test_the_live_view_shows_every_pane_then_the_answers_and_leaves_stdout_alone():
+    env = terminal()
+    run(LiveView(env, total=5, clock=ticking()))
+    shown = env.stderr.getvalue()
+    for pane in ("memread", "report.pdf", "chunk 5/5", "100%", "chunk 5 · report.pdf p. 5",
+                 "lane 1 ·", "lane 2 ·", "check yes · next continue", "stopped at chunk 4",
+                 "answer 1: How many days was the pier closed?", "Ada Quist",
+                 "sources: report.pdf p. 2; report.pdf p. 5", "5 chunks · 1,076 prompt + 200 generated tokens"):
+        assert pane in shown, pane
+    assert CONTROL.search(shown), "a terminal gets a repainted frame"
+    assert env.stdout.getvalue() == ""
+
+
+def test_the_live_view_marks_what_changed_in_the_memory():
+    text = memory_text("The pier was closed.", "The pier was closed for 12 days.")
+    changed = [text.plain[span.start:span.end] for span in text.spans]
+    assert "".join(changed).split() == ["closed", "for", "12", "days."]
+    assert memory_text("same words", "same words").spans == []
+
+
+def test_no_color_keeps_the_view_but_drops_colours():
+    env = terminal(no_color=True)
+    run(LiveView(env, total=5, clock=ticking()))
+    shown = env.stderr.getvalue()
+    assert "Ada Quist" in shown and not COLOUR.search(shown)
+
+
+def test_a_long_memory_is_shown_around_its_change():
+    before = " ".join(f"fact{i}." for i in range(400))
+    text = memory_text(before, before + " The needle is 4711.", window=200)
+    assert text.plain.startswith("… ") and "4711" in text.plain and len(text.plain) < 260
+
+
+def test_many_questions_get_a_table_and_the_pane_of_the_lane_that_changed():
+    state = ViewState(total=5)
+    for event in synthetic_run.events():
+        state.apply(event, 0.0)
+    state.lanes.extend(type(state.lanes[0])(lane=i, question=f"question {i}") for i in range(2, 5))
+    out = io.StringIO()
+    from rich.console import Console
+
+    Console(file=out, width=100, color_system=None).print(frame(state, height=40, width=100))
+    shown = out.getvalue()
+    assert "question 4" in shown and "▶" in shown and shown.count("╭─ lane") == 1
+
+
+def test_off_a_terminal_progress_is_plain_throttled_lines():
+    env = terminal(tty=False)
+    sink = progress_sink(env, total=5)
+    assert isinstance(sink, PlainProgress)
+    sink.interval = 0.0
+    sink._clock = ticking()
+    run(sink)
+    lines = env.stderr.getvalue().splitlines()
+    assert not CONTROL.search(env.stderr.getvalue())
+    assert lines[0] == "reading report.pdf with fake-model (fake, gated, 2 questions)"
+    assert lines[1].startswith("[1/5] report.pdf p. 1 · memory ~7, ~7 tok · ")
+    assert "warning: lane 0: reply had no <think>" in lines
+    assert "lane 2 stopped reading at chunk 4 (exit-gate)" in lines
+    assert "sources 1: report.pdf p. 2; report.pdf p. 5" in lines
+    assert lines[-1].startswith("5 chunks · ")
+    assert "ETA" in lines[2]
+
+
+def test_plain_progress_prints_at_most_one_line_per_interval():
+    env = terminal(tty=False)
+    events = synthetic_run.events()
+    sink = PlainProgress(env, total=5, interval=60.0, clock=ticking(1.0))  # the whole run takes ~40 s
+    run(sink, events)
+    steps = [line for line in env.stderr.getvalue().splitlines() if line.startswith("[")]
+    assert [line.split()[0] for line in steps] == ["[1/5]", "[5/5]"]  # the first, then the last
+
+
+def test_quiet_keeps_only_warnings_and_none_prints_nothing():
+    env = terminal(tty=False)
+    run(progress_sink(env, quiet=True))
+    assert env.stderr.getvalue().splitlines() == ["warning: lane 0: reply had no <think>"]
+    env = terminal()
+    run(progress_sink(env, mode="none"))
+    assert env.stderr.getvalue() == ""
+
+
+def test_a_dumb_terminal_gets_plain_lines():
+    env = terminal()
+    env.environ["TERM"] = "dumb"
+    assert isinstance(progress_sink(env), PlainProgress)
+    assert isinstance(progress_sink(terminal()), LiveView)
+
+
+def test_a_resumed_run_starts_the_view_with_the_memory_already_read():
+    events = synthetic_run.events()
+    cut = next(i for i, e in enumerate(events) if isinstance(e, StepStarted) and e.step == 2)
+    env = terminal(tty=False)
+    sink = PlainProgress(env, total=5, history=[(0.0, e) for e in events[:cut]], clock=ticking())
+    assert sink.state.lanes[0].memory == synthetic_run.MEMORIES[0][1]
+    run(sink, [events[0], *events[cut:]])
+    assert "sources 1: report.pdf p. 2; report.pdf p. 5" in env.stderr.getvalue()  # p. 2 was read before
