@@ -59,8 +59,12 @@ def _segments(
     chapters: list[Chapter], archive: zipfile.ZipFile, stream: IO[bytes], source: Source, document: Document
 ) -> Iterator[Segment]:
     emitted = False
+    seen: set[str] = set()
     try:
         for chapter in chapters:
+            if chapter.name in seen:
+                continue  # spines may list fragments of one file ("a.xhtml#o8"): read each file once
+            seen.add(chapter.name)
             try:
                 content = chapter.read()
             except KeyError:

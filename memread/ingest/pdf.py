@@ -52,7 +52,7 @@ def open_pdf(source: Source, document: Document) -> Iterator[Segment]:
     except Exception as error:  # pypdf raises many types (PdfReadError, ValueError, KeyError...) on damage
         stream.close()
         raise InputError(
-            f"{source.label}: not a readable PDF ({_short(error)})", hint=CORRUPT_HINT
+            f"{source.label}: not a readable PDF, truncated or corrupt ({_short(error)})", hint=CORRUPT_HINT
         ) from error
     if count == 0:
         stream.close()

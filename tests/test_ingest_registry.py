@@ -1,0 +1,55 @@
+"""The loader registry: magic bytes beat extensions, text is the fallback, and plugins can add loaders."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from docbuilders import Chapter, build_epub, build_pdf, read_all
+
+from memread.document import Document, Provenance, Segment
+from memread.ingest import Loader, Source, find_loader, loaders, open_document, register_loader
+from memread.ingest import registry as registry_module
+
+
+def test_builtin_loaders_are_registered_by_name() -> None:
+    assert {"pdf", "epub", "text"} <= {loader.name for loader in loaders()}
+
+
+def test_magic_bytes_win_over_a_misleading_extension(tmp_path: Path) -> None:
+    pdf = build_pdf(tmp_path / "report.txt", ["actually a PDF"])
+    epub = build_epub(tmp_path / "book.zip", [Chapter("One", "<p>x</p>")])
+    assert find_loader(pdf.name, pdf.read_bytes()[:8192]).name == "pdf"  # type: ignore[union-attr]
+    assert find_loader(epub.name, epub.read_bytes()[:8192]).name == "epub"  # type: ignore[union-attr]
+    text, segments = read_all(open_document(str(pdf)))
+    assert text == "actually a PDF" and segments[0].provenance.page == 1
+
+
+def test_extension_then_text_sniffing_decide_the_rest() -> None:
+    assert find_loader("notes.md", b"# title\n").name == "text"  # type: ignore[union-attr]
+    assert find_loader("Makefile", b"all:\n\techo hi\n").name == "text"  # type: ignore[union-attr]
+    assert find_loader("weird.pdf", b"junk before %PDF-1.4").name == "pdf"  # type: ignore[union-attr]
+    assert find_loader("blob", b"\x00\x01\x02binary") is None
+    assert find_loader("photo", b"\x89PNG\r\n\x1a\n....") is None
+
+
+def test_a_plugin_loader_claims_its_extension(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        registry_module, "_loaders", dict(registry_module._loaders)
+    )  # leave the real registry be
+
+    def open_shouting(source: Source, document: Document) -> Iterator[Segment]:
+        with source.open() as stream:
+            text = stream.read().decode().upper()
+        return iter([Segment(text, Provenance(source.label, line_start=1, line_end=1))])
+
+    register_loader(Loader("shout", "shout", (".shout",), lambda head: False, open_shouting))
+    with pytest.raises(ValueError, match="already registered"):
+        register_loader(Loader("shout", "shout", (".shout",), lambda head: False, open_shouting))
+
+    note = tmp_path / "note.shout"
+    note.write_text("quiet words")
+    document = open_document(str(note))
+    assert document.format == "shout"
+    assert read_all(document)[0] == "QUIET WORDS"
