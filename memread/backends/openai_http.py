@@ -1,0 +1,459 @@
+"""The OpenAI-compatible HTTP backend: ``vllm serve``, llama.cpp's ``llama-server``, ``python -m
+llama_cpp.server``, Ollama, or any hosted endpoint that speaks ``/v1/chat/completions``.
+
+memread does not schedule GPUs itself: with this backend it drives whatever engine or fleet sits behind a URL.
+The lanes of a step are sent concurrently (bounded by ``concurrency``) so a server with continuous batching
+serves them together. Budgets are measured with the server's own tokenizer when it exposes a tokenize route;
+otherwise tiktoken with a safety margin, and we say so. A server that silently truncates prompts (Ollama beyond
+its ``num_ctx``) is detected from ``usage.prompt_tokens`` and refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import tenacity
+
+from memread.backends.base import ChatRequest, Completion, Message
+from memread.backends.http_tokenize import ServerTokenizer, TokenizeRoute, detect_route
+from memread.errors import BackendError, BudgetError
+from memread.tokens import TiktokenTokenizer, Tokenizer
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # `vllm serve` default
+DEFAULT_CONTEXT_LENGTH = 4096  # assumed when the server does not say; Ollama's default num_ctx
+ESTIMATE_FACTOR = 1.15  # tiktoken vs. an unknown model tokenizer: code/CJK diverge by up to ~20 %
+ESTIMATE_SLACK = 64  # chat-template tokens we cannot see without the server's tokenizer
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+
+
+class OpenAIBackend:
+    """Chat completions against an OpenAI-compatible server.
+
+    Options: ``base_url`` (with or without the trailing ``/v1``; else ``MEMREAD_BASE_URL``, else MemAgent's
+    ``URL``), ``api_key`` (else ``MEMREAD_API_KEY``, else ``API_KEY``, else ``"EMPTY"``), ``timeout`` (seconds
+    to wait for one reply), ``concurrency`` (requests in flight), ``retries`` (on 429/5xx/lost connections),
+    ``context_length`` (else what the server reports, else 4096 with a warning) and ``system`` (a system
+    message put before requests that have none).
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 900.0,
+        connect_timeout: float = 10.0,
+        concurrency: int = 8,
+        retries: int = 2,
+        backoff: float = 0.5,
+        context_length: int | None = None,
+        system: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        env = os.environ if environ is None else environ
+        url = base_url or env.get("MEMREAD_BASE_URL") or env.get("URL") or DEFAULT_BASE_URL
+        self.root_url, self.base_url = _normalise_base_url(url)
+        key = api_key or env.get("MEMREAD_API_KEY") or env.get("API_KEY") or "EMPTY"
+        self.timeout = float(timeout)
+        self.concurrency = max(1, int(concurrency))
+        self.system = system
+        self.warnings: list[str] = []  # things the user should know; the CLI shows them as Warned events
+        # Both headers, like MemAgent's quickstart: OpenAI-style servers read the bearer token, Azure-style
+        # gateways read `api-key`.
+        self._client = httpx.Client(
+            base_url=self.root_url,
+            headers={"Authorization": f"Bearer {key}", "api-key": key},
+            timeout=httpx.Timeout(self.timeout, connect=connect_timeout),
+            limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
+        )
+        self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="memread-http")
+        # A retried read timeout would re-run a multi-minute generation, so only failures that happen before
+        # the server starts working (connection refused/dropped, 429, 5xx) are retried.
+        self._retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(max(0, int(retries)) + 1),
+            wait=_RetryAfterOr(tenacity.wait_exponential(multiplier=backoff, max=8)),
+            retry=tenacity.retry_if_exception(_worth_retrying),
+            reraise=True,
+        )
+        try:
+            self._models = self._list_models()
+            self.model = model or self._default_model()
+            self.context_length = int(context_length or self._server_context_length() or 0)
+            if not self.context_length:
+                self.context_length = DEFAULT_CONTEXT_LENGTH
+                self._warn(
+                    f"the server at {self.base_url} does not report its context length; assuming "
+                    f"{DEFAULT_CONTEXT_LENGTH} tokens (pass --context-length to set it)"
+                )
+            route = detect_route(self._post_probe, self.model)
+            self._route: TokenizeRoute | None = route
+            self._tokenizer: Tokenizer
+            if route is not None:
+                self._tokenizer = ServerTokenizer(self._post_json, route, self.model)
+                self.tokenizer_source = route.server
+            else:
+                self._tokenizer = _EstimatingTokenizer()
+                self.tokenizer_source = "estimate"
+                self._warn(
+                    f"the server at {self.base_url} has no tokenize route; token counts are tiktoken "
+                    f"estimates (x{ESTIMATE_FACTOR} + {ESTIMATE_SLACK} margin)"
+                )
+        except BaseException:
+            self.close()
+            raise
+        self._template_cost: tuple[int, int] | None = None  # measured once (llama_cpp.server)
+
+    # -- Backend protocol ------------------------------------------------------------------------------------
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        return self._tokenizer
+
+    def count_prompt(self, messages: Sequence[Message]) -> int:
+        """Tokens the server will see for these messages, chat template included (an upper bound when
+        estimated)."""
+        wire = self._wire_messages(messages)
+        route = self._route
+        if route is not None and route.counts_chats:
+            return route.count_chat(self._post_json, self.model, wire)
+        if route is not None:
+            return self._templated_count(wire)
+        return sum(self._tokenizer.count(m["content"]) for m in wire) + ESTIMATE_SLACK + 8 * len(wire)
+
+    def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        """Send the requests concurrently (at most ``concurrency`` in flight); completions come back in order."""
+        if len(requests) <= 1:
+            return [self._complete_one(r) for r in requests]
+        futures = [self._pool.submit(self._complete_one, r) for r in requests]
+        try:
+            return [f.result() for f in futures]
+        finally:
+            for f in futures:
+                f.cancel()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._client.close()
+
+    # -- one request -----------------------------------------------------------------------------------------
+
+    def _complete_one(self, request: ChatRequest) -> Completion:
+        wire = self._wire_messages(request.messages)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": wire,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "stream": False,
+        }
+        if request.stop:
+            body["stop"] = list(request.stop)
+        if request.seed is not None:
+            body["seed"] = request.seed
+        started = time.perf_counter()
+        data = self._post_json("v1/chat/completions", body)
+        seconds = time.perf_counter() - started
+        try:
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise BackendError(
+                f"the server at {self.base_url} sent a reply without choices[0].message",
+                hint="is this an OpenAI-compatible /v1/chat/completions endpoint?",
+            ) from exc
+        usage = data.get("usage") or {}
+        prompt_tokens = int(usage.get("prompt_tokens") or 0)
+        if prompt_tokens:
+            self._refuse_truncation(request.messages, prompt_tokens)
+        raw_finish = str(choice.get("finish_reason") or "stop")
+        stop_reason = choice.get("stop_reason")  # vLLM: the stop string (or token id) that fired
+        timings = data.get("timings") or {}  # llama-server reports prefill time and cache hits
+        details = usage.get("prompt_tokens_details") or {}  # vLLM with --enable-prompt-tokens-details
+        cached = details.get("cached_tokens", timings.get("cache_n"))
+        return Completion(
+            text=text,
+            finish_reason="length" if raw_finish == "length" else "stop",
+            prompt_tokens=prompt_tokens,
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            stop_reason=stop_reason if isinstance(stop_reason, str) else None,
+            seconds=seconds,
+            prompt_seconds=timings["prompt_ms"] / 1000 if "prompt_ms" in timings else None,
+            cached_prompt_tokens=int(cached) if cached is not None else None,
+            extra={"finish_reason": raw_finish} if raw_finish not in ("stop", "length") else {},
+        )
+
+    def _wire_messages(self, messages: Sequence[Message]) -> list[dict[str, str]]:
+        wire = [{"role": m.role, "content": m.content} for m in messages]
+        # User-only prompts, like the papers: the model's default system line then applies, which is what
+        # the RL checkpoints were trained with. A system message only when the user asked for one.
+        if self.system and not (wire and wire[0]["role"] == "system"):
+            wire.insert(0, {"role": "system", "content": self.system})
+        return wire
+
+    def _refuse_truncation(self, messages: Sequence[Message], reported: int) -> None:
+        ours = self.count_prompt(messages)
+        if self._route is not None:
+            expected = ours * 0.9 - 16  # same tokenizer: only template details differ
+        else:
+            # Undo the safety margin, then allow for a model tokenizer more compact than cl100k.
+            expected = (ours - ESTIMATE_SLACK) / ESTIMATE_FACTOR * 0.75 - 16
+        if reported < expected:
+            raise BudgetError(
+                f"the server at {self.base_url} read only {reported} prompt tokens of about {ours} sent: "
+                "it truncated the prompt",
+                hint="raise the server's context window (Ollama: OLLAMA_CONTEXT_LENGTH=16384 or a Modelfile "
+                "with PARAMETER num_ctx 16384; vLLM: --max-model-len; llama-server: -c) or lower "
+                "--context-length to what the server holds",
+            )
+
+    def _templated_count(self, wire: list[dict[str, str]]) -> int:
+        """Count for servers that tokenize text but cannot apply the chat template (llama_cpp.server): the
+        template's cost is measured once with two one-token completions, with and without a system message,
+        because templates such as Qwen's and SmolLM's add a default system line only when there is none."""
+        if self._template_cost is None:
+            probe = "Hi"
+            user_only = self._prompt_tokens([{"role": "user", "content": probe}])
+            with_system = self._prompt_tokens([{"role": "system", "content": probe},
+                                               {"role": "user", "content": probe}])
+            unit = self._tokenizer.count(probe)
+            # Without usage in the answer, fall back to the estimate's slack: over-counting is safe.
+            alone = user_only - unit if user_only else ESTIMATE_SLACK
+            pair = with_system - 2 * unit if with_system else ESTIMATE_SLACK
+            self._template_cost = (max(alone, 0), max(pair, 0))
+        alone, pair = self._template_cost
+        per_message = math.ceil(pair / 2)  # an upper bound for messages beyond the first pair
+        contents = sum(self._tokenizer.count(m["content"]) for m in wire)
+        if wire and wire[0]["role"] == "system":
+            return contents + pair + max(0, len(wire) - 2) * per_message
+        return contents + alone + max(0, len(wire) - 1) * per_message
+
+    def _prompt_tokens(self, messages: list[dict[str, str]]) -> int:
+        body = {"model": self.model, "messages": messages, "max_tokens": 1, "temperature": 0.0}
+        usage = self._post_json("v1/chat/completions", body).get("usage") or {}
+        return int(usage.get("prompt_tokens") or 0)
+
+    # -- server discovery ------------------------------------------------------------------------------------
+
+    def _list_models(self) -> list[dict[str, Any]] | None:
+        try:
+            response = self._send("GET", "v1/models")
+        except BackendError:
+            raise
+        if response.status_code in (401, 403):
+            raise self._error_for(response, "v1/models")
+        if response.status_code != 200:
+            return None  # some gateways have no model list; chat requests will tell
+        try:
+            data = response.json().get("data")
+        except (ValueError, AttributeError):
+            return None
+        return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else None
+
+    def _default_model(self) -> str:
+        if self._models:
+            return str(self._models[0].get("id"))
+        raise BackendError(
+            f"no model name given and the server at {self.base_url} lists none",
+            hint="pass --model with the name the server serves",
+        )
+
+    def _server_context_length(self) -> int | None:
+        for entry in self._models or ():
+            if entry.get("id") == self.model and entry.get("max_model_len"):
+                return int(entry["max_model_len"])  # vLLM
+        try:
+            response = self._client.get("props")  # llama-server: per-slot context of the running server
+            if response.status_code == 200:
+                n_ctx = (response.json().get("default_generation_settings") or {}).get("n_ctx")
+                return int(n_ctx) if n_ctx else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            pass
+        return None
+
+    # -- HTTP plumbing ---------------------------------------------------------------------------------------
+
+    def _post_probe(self, path: str, body: dict[str, Any]) -> Any | None:
+        """POST for discovery: the JSON answer, or None when the route is missing or refuses the body."""
+        try:
+            response = self._client.post(path, json=body)
+        except httpx.HTTPError:
+            return None
+        if response.status_code in (401, 403):
+            raise self._error_for(response, path)
+        if response.status_code != 200:
+            return None
+        try:
+            return response.json()
+        except ValueError:
+            return None
+
+    def _post_json(self, path: str, body: dict[str, Any]) -> Any:
+        response = self._send("POST", path, json=body)
+        if response.status_code != 200:
+            raise self._error_for(response, path)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise BackendError(f"the server at {self.base_url} sent a reply that is not JSON") from exc
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            for attempt in self._retrying:
+                with attempt:
+                    response = self._client.request(method, path, **kwargs)
+                    if response.status_code in RETRY_STATUSES:
+                        raise _RetryableStatus(response)
+        except _RetryableStatus as exc:
+            return exc.response
+        except httpx.TimeoutException as exc:
+            if isinstance(exc, httpx.ConnectTimeout):
+                raise BackendError(
+                    f"cannot connect to the server at {self.base_url} (timed out)",
+                    hint=f"is the server running at {self.base_url}? check the host, port and firewall",
+                ) from exc
+            raise BackendError(
+                f"the server at {self.base_url} did not answer within {self.timeout:g} s",
+                hint="raise --timeout (seconds), or check that the server is not overloaded",
+            ) from exc
+        except httpx.ConnectError as exc:
+            raise BackendError(
+                f"cannot connect to the server at {self.base_url}: {_reason(exc)}",
+                hint=f"is the server running at {self.base_url}? start it (`vllm serve MODEL`, "
+                "`python -m llama_cpp.server --model m.gguf`) or pass --base-url",
+            ) from exc
+        except httpx.TransportError as exc:
+            raise BackendError(
+                f"lost the connection to the server at {self.base_url}: {_reason(exc)}",
+                hint="the server may have crashed or been stopped; check its log. The trace is kept: "
+                "restart the server and resume the run",
+            ) from exc
+        return response
+
+    def _error_for(self, response: httpx.Response, path: str) -> BackendError | BudgetError:
+        status = response.status_code
+        detail = _detail(response)
+        if status in (401, 403):
+            return BackendError(
+                f"the server at {self.base_url} refused the API key (HTTP {status})",
+                hint="set MEMREAD_API_KEY or pass --api-key with the key the server was started with",
+            )
+        if status == 404:
+            served = [str(m.get("id")) for m in (self._list_models_quietly() or [])]
+            hint = (
+                f"the server serves: {', '.join(served)}; pass one of them with --model"
+                if served
+                else "check --base-url: it should be the server root or end in /v1 (e.g. http://host:8000/v1)"
+            )
+            what = f"model {getattr(self, 'model', '?')!r} or route /{path}"
+            return BackendError(f"the server at {self.base_url} has no {what} (HTTP 404: {detail})", hint=hint)
+        if status == 400 and "context" in detail.lower():
+            return BudgetError(
+                f"the prompt does not fit the server's context window: {detail}",
+                hint="lower --chunk-tokens or --memory-tokens, or give the server a larger context "
+                "(vLLM --max-model-len, llama-server -c, llama_cpp.server --n_ctx)",
+            )
+        return BackendError(
+            f"the server at {self.base_url} answered HTTP {status}: {detail}",
+            hint="see the server's log for the cause",
+        )
+
+    def _list_models_quietly(self) -> list[dict[str, Any]] | None:
+        try:
+            return self._list_models()
+        except BackendError:
+            return None
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        log.warning(message)
+
+
+class _EstimatingTokenizer:
+    """tiktoken cl100k scaled up by a safety margin, for servers without a tokenize route."""
+
+    name = f"tiktoken:cl100k_base x{ESTIMATE_FACTOR} (estimate)"
+
+    def __init__(self) -> None:
+        self._inner = TiktokenTokenizer()
+
+    def count(self, text: str) -> int:
+        return math.ceil(self._inner.count(text) * ESTIMATE_FACTOR)
+
+    def encode(self, text: str) -> list[int]:
+        return self._inner.encode(text)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self._inner.decode(ids)
+
+
+class _RetryableStatus(Exception):
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(f"HTTP {response.status_code}")
+        self.response = response
+
+
+class _RetryAfterOr:
+    """Wait what the server asked for in Retry-After (capped), else the exponential backoff."""
+
+    def __init__(self, fallback: Any) -> None:
+        self.fallback = fallback
+
+    def __call__(self, state: tenacity.RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, _RetryableStatus):
+            try:
+                return min(float(exc.response.headers.get("retry-after", "")), 30.0)
+            except ValueError:
+                pass
+        return float(self.fallback(state))
+
+
+def _worth_retrying(exc: BaseException) -> bool:
+    if isinstance(exc, httpx.TimeoutException):
+        return isinstance(exc, httpx.ConnectTimeout)  # the server never started on this request
+    return isinstance(exc, (_RetryableStatus, httpx.TransportError))
+
+
+def _normalise_base_url(url: str) -> tuple[str, str]:
+    """``http://h:8000``, ``http://h:8000/`` and ``http://h:8000/v1/`` all mean the same server.
+
+    Returns (root with a trailing slash, for relative requests; the /v1 URL, for messages)."""
+    url = url.strip().rstrip("/")
+    if "://" not in url:
+        url = "http://" + url
+    root = url[: -len("/v1")] if url.endswith("/v1") else url
+    return root + "/", root + "/v1"
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text.strip()[:200] or response.reason_phrase
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message") or error)[:200]
+    if isinstance(body, dict) and ("detail" in body or "message" in body or error):
+        return str(body.get("detail") or body.get("message") or error)[:200]
+    return str(body)[:200]
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[-1][:120] if text else type(exc).__name__
+
+
+__all__ = ["OpenAIBackend"]

@@ -1,0 +1,254 @@
+"""The OpenAI-compatible backend against a real ``python -m llama_cpp.server`` running SmolLM2 on loopback,
+and against tiny fake servers for the faults a real one will not produce on demand."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakes.http_servers import LlamaServer, fake_server, free_port
+
+from memread.backends.base import ChatRequest, Message
+from memread.backends.openai_http import OpenAIBackend, _normalise_base_url
+from memread.errors import BackendError, BudgetError, ExitStatus
+
+
+def ask(text: str, **options: object) -> ChatRequest:
+    return ChatRequest(messages=(Message("user", text),), **options)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def gguf(request: pytest.FixtureRequest) -> Path:
+    return Path(request.getfixturevalue("smollm2_path"))
+
+
+@pytest.fixture(scope="session")
+def server(gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    running = LlamaServer(gguf, tmp_path_factory.mktemp("llama-server") / "server.log")
+    yield running
+    running.stop()
+
+
+@pytest.fixture()
+def backend(server: LlamaServer) -> Iterator[OpenAIBackend]:
+    opened = OpenAIBackend(base_url=server.url, context_length=4096, retries=0)
+    yield opened
+    opened.close()
+
+
+# -- a real server -----------------------------------------------------------------------------------------
+
+@pytest.mark.model
+def test_a_batch_comes_back_in_order_and_matches_one_by_one(backend: OpenAIBackend) -> None:
+    requests = [ask(q, max_tokens=12, seed=1) for q in
+                ("Name a fruit.", "What is 2 plus 2?", "Write the word 'blue' three times.")]
+    together = backend.complete(requests)
+    alone = [backend.complete([r])[0] for r in requests]
+    assert [c.text for c in together] == [c.text for c in alone]
+    assert len({c.text for c in together}) == 3  # three different answers, so order is really checked
+    assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 and c.seconds > 0 for c in together)
+
+
+@pytest.mark.model
+def test_a_stop_string_ends_the_reply_before_it(backend: OpenAIBackend) -> None:
+    free = backend.complete([ask("Count from 1 to 20, separated by commas.", max_tokens=40)])[0].text
+    words = free.split()
+    assert len(words) >= 4, free
+    stop = words[3]
+    stopped = backend.complete([ask("Count from 1 to 20, separated by commas.", max_tokens=40,
+                                    stop=(stop,))])[0]
+    assert stopped.finish_reason == "stop"
+    assert stop not in stopped.text
+    assert free.startswith(stopped.text)
+
+
+@pytest.mark.model
+def test_hitting_max_tokens_says_length(backend: OpenAIBackend) -> None:
+    done = backend.complete([ask("Tell me a long story about a dragon.", max_tokens=3)])[0]
+    assert done.finish_reason == "length"
+    assert done.completion_tokens == 3
+
+
+@pytest.mark.model
+def test_a_seed_makes_sampling_reproducible(backend: OpenAIBackend) -> None:
+    greedy = [backend.complete([ask("Describe the sea.", max_tokens=16, seed=3)])[0].text for _ in range(2)]
+    assert greedy[0] == greedy[1]
+    sampled = [backend.complete([ask("Describe the sea.", max_tokens=16, temperature=1.0, seed=7)])[0].text
+               for _ in range(2)]
+    assert sampled[0] == sampled[1]
+
+
+@pytest.mark.model
+def test_budgets_use_the_servers_own_tokenizer(server: LlamaServer) -> None:
+    backend = OpenAIBackend(base_url=server.url, retries=0)
+    try:
+        assert backend.tokenizer_source == "llama_cpp.server"
+        assert backend.tokenizer.name == "server:llama_cpp.server"
+        ids = backend.tokenizer.encode("The quick brown fox jumps over the lazy dog.")
+        assert backend.tokenizer.count("The quick brown fox jumps over the lazy dog.") == len(ids) > 5
+        assert backend.tokenizer.decode(ids) == "The quick brown fox jumps over the lazy dog."
+        # llama_cpp.server does not say how long its context is: we assume little and say so.
+        assert backend.context_length == 4096
+        assert any("--context-length" in w for w in backend.warnings)
+        messages = (Message("user", "Summarise: " + "the cat sat on the mat. " * 40),)
+        counted = backend.count_prompt(messages)
+        sent = backend.complete([ChatRequest(messages, max_tokens=1)])[0]
+        assert counted == sent.prompt_tokens
+    finally:
+        backend.close()
+
+
+@pytest.mark.model
+def test_a_system_message_is_sent_only_when_asked_for(server: LlamaServer) -> None:
+    plain = OpenAIBackend(base_url=server.url, context_length=4096)
+    with_system = OpenAIBackend(base_url=server.url, context_length=4096, system="Answer in French.")
+    try:
+        messages = (Message("user", "Hello"),)
+        # SmolLM2's template adds its own default system line when none is given, so the counts differ.
+        assert with_system.count_prompt(messages) != plain.count_prompt(messages)
+        assert with_system.complete([ChatRequest(messages, max_tokens=1)])[0].prompt_tokens == \
+            with_system.count_prompt(messages)
+    finally:
+        plain.close()
+        with_system.close()
+
+
+@pytest.mark.model
+def test_a_wrong_api_key_names_the_setting_to_fix(gguf: Path, tmp_path: Path) -> None:
+    locked = LlamaServer(gguf, tmp_path / "locked.log", api_key="s3cret")
+    try:
+        with pytest.raises(BackendError) as refused:
+            OpenAIBackend(base_url=locked.url, api_key="wrong")
+        assert "API key" in refused.value.message
+        assert "MEMREAD_API_KEY" in (refused.value.hint or "") and "--api-key" in (refused.value.hint or "")
+        assert refused.value.exit_status == ExitStatus.BACKEND
+        # MemAgent's quickstart names work too, and MEMREAD_* wins over them.
+        for environ in ({"API_KEY": "s3cret"}, {"MEMREAD_API_KEY": "s3cret", "API_KEY": "wrong"}):
+            opened = OpenAIBackend(environ={"URL": locked.url, **environ}, context_length=4096)
+            assert opened.complete([ask("Hi", max_tokens=2)])[0].completion_tokens > 0
+            opened.close()
+    finally:
+        locked.stop()
+
+
+@pytest.mark.model
+def test_a_wrong_path_says_to_check_the_base_url(server: LlamaServer) -> None:
+    wrong = server.url.replace("/v1", "/api/v1")
+    backend = OpenAIBackend(model="smollm2", base_url=wrong, context_length=4096, retries=0)
+    try:
+        assert backend.tokenizer_source == "estimate"
+        with pytest.raises(BackendError) as missing:
+            backend.complete([ask("Hi", max_tokens=2)])
+        assert "404" in missing.value.message
+        assert "--base-url" in (missing.value.hint or "")
+    finally:
+        backend.close()
+
+
+@pytest.mark.model
+def test_a_server_killed_mid_request_is_a_backend_error(gguf: Path, tmp_path: Path) -> None:
+    doomed = LlamaServer(gguf, tmp_path / "doomed.log")
+    backend = OpenAIBackend(base_url=doomed.url, context_length=4096, retries=1, backoff=0.05)
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            backend.complete([ask("Write a very long essay about rivers.", max_tokens=2000)])
+        except BaseException as error:  # noqa: B036 - the test inspects whatever escaped
+            outcome.append(error)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    time.sleep(1.0)  # the server is generating now
+    doomed.stop()
+    reader.join(timeout=60)
+    backend.close()
+    assert len(outcome) == 1 and isinstance(outcome[0], BackendError), outcome
+    assert str(doomed.port) in outcome[0].message
+    assert outcome[0].hint
+
+
+# -- no server, or a misbehaving one -----------------------------------------------------------------------
+
+
+def test_nothing_listening_asks_whether_the_server_runs() -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    started = time.monotonic()
+    with pytest.raises(BackendError) as refused:
+        OpenAIBackend(base_url=url, retries=2, backoff=0.05)
+    assert "cannot connect" in refused.value.message
+    assert f"is the server running at {url}" in (refused.value.hint or "")
+    assert time.monotonic() - started < 5
+
+
+def test_a_slow_server_times_out_with_a_message_and_no_retry() -> None:
+    with fake_server("slow", delay=3.0) as slow:
+        backend = OpenAIBackend(base_url=slow.url, timeout=0.5, retries=2, backoff=0.05)
+        with pytest.raises(BackendError) as late:
+            backend.complete([ask("Hi", max_tokens=2)])
+        backend.close()
+        assert "did not answer within 0.5 s" in late.value.message
+        assert "--timeout" in (late.value.hint or "")
+        assert len(slow.chat_requests) == 1  # a retry would re-run a long generation
+
+
+@pytest.mark.parametrize("mode", ["flaky", "busy"])
+def test_overloaded_servers_are_retried_with_backoff(mode: str) -> None:
+    with fake_server(mode, failures=2) as shaky:
+        backend = OpenAIBackend(base_url=shaky.url, retries=2, backoff=0.01)
+        assert backend.complete([ask("Hi", max_tokens=2)])[0].text == "ok"
+        backend.close()
+        assert len(shaky.chat_requests) == 3
+    with fake_server(mode, failures=5) as down:
+        backend = OpenAIBackend(base_url=down.url, retries=1, backoff=0.01)
+        with pytest.raises(BackendError) as gave_up:
+            backend.complete([ask("Hi", max_tokens=2)])
+        backend.close()
+        assert ("503" if mode == "flaky" else "429") in gave_up.value.message
+
+
+def test_a_wrong_model_name_lists_the_served_models() -> None:
+    with fake_server("honest") as vllm_like:
+        backend = OpenAIBackend(model="Qwen/Qwen2.5-7B", base_url=vllm_like.url, retries=0)
+        with pytest.raises(BackendError) as missing:
+            backend.complete([ask("Hi", max_tokens=2)])
+        backend.close()
+    assert "404" in missing.value.message and "Qwen/Qwen2.5-7B" in missing.value.message
+    assert "fake-model" in (missing.value.hint or "")
+
+
+def test_a_server_that_truncates_the_prompt_is_refused() -> None:
+    long_prompt = "Question: who wrote it?\n" + "The archive holds many letters from the war. " * 300
+    with fake_server("truncating") as ollama_like:
+        backend = OpenAIBackend(base_url=ollama_like.url, context_length=16384)
+        assert backend.tokenizer_source == "estimate"
+        assert any("estimate" in w for w in backend.warnings)
+        with pytest.raises(BudgetError) as cut:
+            backend.complete([ask(long_prompt, max_tokens=8)])
+        backend.close()
+    assert "truncated" in cut.value.message
+    assert "OLLAMA_CONTEXT_LENGTH" in (cut.value.hint or "") and "num_ctx" in (cut.value.hint or "")
+    with fake_server("honest") as honest:
+        backend = OpenAIBackend(base_url=honest.url, context_length=16384)
+        assert backend.complete([ask(long_prompt, max_tokens=8)])[0].text == "ok"
+        # The estimate errs on the large side: tiktoken's count plus 15 % plus room for the template.
+        raw = len(long_prompt.split())
+        assert backend.count_prompt((Message("user", long_prompt),)) > 1.15 * raw + 64
+        backend.close()
+
+
+def test_the_model_defaults_to_the_first_one_the_server_lists() -> None:
+    with fake_server("honest") as one_model:
+        backend = OpenAIBackend(environ={"MEMREAD_BASE_URL": one_model.url, "URL": "http://127.0.0.1:9/v1"})
+        assert backend.model == "fake-model"
+        assert backend.base_url == one_model.url
+        backend.close()
+
+
+@pytest.mark.parametrize("given", ["http://h:8000", "http://h:8000/", "http://h:8000/v1", "http://h:8000/v1/",
+                                   "h:8000/v1"])
+def test_a_base_url_means_the_same_server_with_or_without_v1(given: str) -> None:
+    assert _normalise_base_url(given) == ("http://h:8000/", "http://h:8000/v1")
