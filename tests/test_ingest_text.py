@@ -164,3 +164,22 @@ def test_an_unreadable_file_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         open_document(str(secret))
     assert "permission denied" in caught.value.message
+
+
+def test_characters_split_across_read_blocks_survive(tmp_path: Path) -> None:
+    from memread.ingest.text import READ_BYTES
+
+    notes = tmp_path / "accents.txt"
+    # "é" (2 bytes) straddles the first block boundary, "\r\n" the second; an invalid byte comes later.
+    first = b"a" * (READ_BYTES - 1) + "é".encode() + b"\n"
+    second = b"b" * (READ_BYTES * 2 - len(first) - 1) + b"\r\n" + b"tail \xff\n"
+    notes.write_bytes(first + second)
+
+    document = open_document(str(notes))
+    text, segments = read_all(document)
+
+    assert (
+        text == "a" * (READ_BYTES - 1) + "é\n" + "b" * (READ_BYTES * 2 - len(first) - 1) + "\ntail \ufffd\n"
+    )
+    assert segments[-1].provenance.line_end == 3
+    assert len(document.warnings) == 1

@@ -25,6 +25,7 @@ READ_BYTES = 256 * 1024
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _ANSI = re.compile("\x1b\\[[0-9;?]*[ -/]*[@-~]")  # terminal colours/cursor moves, common in CI logs
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 _ESCAPED_BYTES = re.compile("[\udc80-\udcff]+")  # what the surrogateescape handler makes of invalid bytes
 
 
@@ -68,17 +69,24 @@ def decoded_blocks(
 ) -> Iterator[str]:
     """Decode ``stream`` block by block into normalised text (newlines unified, control characters dropped)."""
     utf8 = encoding.replace("-", "").lower() in ("utf8", "utf8sig")
-    # surrogateescape lets us notice invalid bytes (to warn) before turning them into U+FFFD.
-    decoder = codecs.getincrementaldecoder(encoding)(errors="surrogateescape" if utf8 else "replace")
+    # UTF-8 is decoded strictly (fast) until the first invalid byte; from then on surrogateescape marks invalid
+    # bytes so they can be counted once and turned into U+FFFD. Other encodings simply replace.
+    decoder = codecs.getincrementaldecoder(encoding)(errors="strict" if utf8 else "replace")
     read: Callable[[int], bytes] = getattr(stream, "read1", stream.read) if interactive else stream.read
     held_cr = False  # a "\r" at the end of a block may be the first half of "\r\n"
     while True:
         data = read(READ_BYTES)
         final = not data
-        text = decoder.decode(data, final=final)
-        if utf8 and _ESCAPED_BYTES.search(text):
+        try:
+            text = decoder.decode(data, final=final)
+        except UnicodeDecodeError:  # the decoder keeps its state when it raises: retry the same bytes
             on_invalid()
+            decoder.errors = "surrogateescape"
+            text = decoder.decode(data, final=final)
+        if decoder.errors == "surrogateescape" and not text.isascii():
             text = _ESCAPED_BYTES.sub(lambda m: "\ufffd" * len(m.group()), text)
+        # Control bytes never occur inside UTF-8 multi-byte sequences, so the (much faster) bytes check is exact.
+        controls = len(data.translate(None, _CONTROL_BYTES)) != len(data) if utf8 else _CONTROL.search(text)
         if held_cr:
             text = "\r" + text
         held_cr = not final and text.endswith("\r")
@@ -86,7 +94,7 @@ def decoded_blocks(
             text = text[:-1]
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if _CONTROL.search(text):
+        if controls:
             text = _CONTROL.sub("", _ANSI.sub("", text))
         if text:
             yield text

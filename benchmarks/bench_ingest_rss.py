@@ -1,0 +1,154 @@
+"""Ingestion benchmarks: PDF pages per second, and RSS while a large log streams through stdin.
+
+    python benchmarks/bench_ingest_rss.py pdf --pages 500
+    python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000          # ingest only
+    python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000 --chunk  # ingest + chunk (tiktoken, 5000)
+
+``stdin`` pipes a generated log (realistic lines, never held in memory) from one process into another that only
+opens ``-`` and iterates its segments (optionally its chunks), and reports the reader's peak RSS (ru_maxrss) and
+throughput for each size. Flat memory means the peak RSS does not grow with the input size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # docbuilders
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def bench_pdf(pages: int) -> dict[str, float]:
+    from docbuilders import build_pdf
+
+    from memread.ingest import open_document
+
+    paragraph = (
+        "The harbour master counted the boats every morning and wrote the number in a ledger. "
+        "Some days the fog was so thick that he counted by the sound of the bells instead. "
+    ) * 6
+    with tempfile.TemporaryDirectory() as tmp:
+        path = build_pdf(Path(tmp) / "bench.pdf", [f"Page {n}. {paragraph}" for n in range(1, pages + 1)])
+        start = time.perf_counter()
+        document = open_document(str(path))
+        characters = sum(len(segment.text) for segment in document.segments())
+        seconds = time.perf_counter() - start
+    return {
+        "pages": pages,
+        "seconds": round(seconds, 2),
+        "pages_per_second": round(pages / seconds, 1),
+        "characters": characters,
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
+    }
+
+
+def generate(megabytes: int) -> None:
+    """Write ``megabytes`` MiB of log lines to stdout without holding them in memory."""
+    out = sys.stdout.buffer
+    target = megabytes * 1024 * 1024
+    written = number = 0
+    while written < target:
+        block = "".join(
+            f"2026-11-22T07:{n // 60 % 60:02d}:{n % 60:02d}Z {'ERROR' if n % 97 == 0 else 'INFO'} "
+            f"worker-{n % 7} request {n} path=/api/v1/items/{n % 1000} status=200 took {n % 300} ms\n"
+            for n in range(number, number + 2000)
+        ).encode()
+        number += 2000
+        out.write(block)
+        written += len(block)
+
+
+def consume(chunk: bool) -> None:
+    """Read stdin as memread does and print peak RSS and throughput as JSON."""
+    from memread.ingest import open_document
+
+    start = time.perf_counter()
+    document = open_document("-", stdin=sys.stdin.buffer)
+    segments = document.segments()
+    count = characters = tokens = 0
+    if chunk:
+        from memread.chunk import Chunker
+        from memread.tokens import default_tokenizer
+
+        for piece in Chunker(default_tokenizer(), 5000).chunks(segments):
+            count += 1
+            characters += len(piece.text)
+            tokens += piece.tokens
+    else:
+        for segment in segments:
+            count += 1
+            characters += len(segment.text)
+    seconds = time.perf_counter() - start
+    result = {
+        "units": count,
+        "characters": characters,
+        "lines": document.stats.lines,
+        "seconds": round(seconds, 2),
+        "mb_per_second": round(characters / seconds / 1e6, 1),
+        "peak_rss_mb": round(_peak_rss_mb(), 1),
+    }
+    if chunk:
+        result["tokens"] = tokens
+        result["tokens_per_second"] = round(tokens / seconds)
+    print(json.dumps(result))
+
+
+def bench_stdin(megabytes: int, chunk: bool) -> dict[str, object]:
+    me = [sys.executable, __file__]
+    producer = subprocess.Popen([*me, "_generate", str(megabytes)], stdout=subprocess.PIPE)
+    reader = subprocess.run(
+        [*me, "_consume", *(["--chunk"] if chunk else [])],
+        stdin=producer.stdout,
+        capture_output=True,
+        check=True,
+    )
+    assert producer.stdout is not None
+    producer.stdout.close()
+    producer.wait()
+    return {"input_mb": megabytes, "chunk": chunk, **json.loads(reader.stdout)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    pdf = commands.add_parser("pdf", help="PDF extraction speed on an fpdf2-generated text PDF")
+    pdf.add_argument("--pages", type=int, default=500)
+    stdin = commands.add_parser("stdin", help="peak RSS while a generated log streams through stdin")
+    stdin.add_argument("--megabytes", type=int, nargs="+", default=[100, 1000])
+    stdin.add_argument("--chunk", action="store_true", help="also chunk (tiktoken, 5000-token budget)")
+    commands.add_parser("_generate").add_argument("megabytes", type=int)
+    commands.add_parser("_consume").add_argument("--chunk", action="store_true")
+    args = parser.parse_args()
+
+    if args.command == "pdf":
+        print(json.dumps(bench_pdf(args.pages)))
+    elif args.command == "stdin":
+        results = [bench_stdin(size, args.chunk) for size in args.megabytes]
+        for result in results:
+            print(json.dumps(result))
+        if len(results) > 1:
+            growth = results[-1]["peak_rss_mb"] / results[0]["peak_rss_mb"]  # type: ignore[operator]
+            print(
+                json.dumps(
+                    {"input_growth": args.megabytes[-1] / args.megabytes[0], "rss_growth": round(growth, 2)}
+                )
+            )
+    elif args.command == "_generate":
+        generate(args.megabytes)
+    else:
+        consume(args.chunk)
+
+
+if __name__ == "__main__":
+    main()
