@@ -55,7 +55,9 @@ def open_directory(root: Path, name: str, *, password: str | None = None) -> Doc
 def _walk(root: Path, skipped: Counter[str]) -> Iterator[_File]:
     import pathspec
 
-    ignores: dict[str, pathspec.PathSpec] = {}  # directory (posix, relative; "" = root) -> its .gitignore
+    ignores: dict[
+        str, pathspec.GitIgnoreSpec
+    ] = {}  # directory (posix, relative; "" = root) -> its .gitignore
 
     def ignored(relative: str, is_dir: bool) -> bool:
         for base, spec in ignores.items():

@@ -12,6 +12,7 @@ import warnings
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import IO, Any
 from urllib.parse import unquote
 
@@ -170,7 +171,7 @@ def _zip_chapters(archive: zipfile.ZipFile, source: Source, document: Document) 
         if path not in names:
             missing.append(path)
             continue
-        chapter = Chapter(path, labels.get(path), lambda path=path: archive.read(path))
+        chapter = Chapter(path, labels.get(path), partial(archive.read, path))
         (auxiliary if itemref.get("linear", "yes").lower() == "no" else linear).append(chapter)
     if missing:
         document.warn(

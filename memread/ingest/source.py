@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, Any, BinaryIO, cast
 
 from memread.errors import InputError
 from memread.ingest.sniff import COMPRESSION_SUFFIXES, HEAD_SIZE, compression_of
@@ -46,7 +46,7 @@ class PartialReader(io.RawIOBase):
         buffer[: len(data)] = data
         return len(data)
 
-    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
+    def read(self, size: int = -1) -> bytes:
         if size is None or size < 0:
             return self.readall()
         return self.read1(size)
@@ -68,11 +68,11 @@ class PartialReader(io.RawIOBase):
 def decompressor(compression: str, stream: IO[bytes]) -> IO[bytes]:
     """A streaming decompressed view of ``stream`` (``gzip`` also handles concatenated members)."""
     if compression == "gzip":
-        return gzip.GzipFile(fileobj=stream, mode="rb")
+        return cast(IO[bytes], gzip.GzipFile(fileobj=stream, mode="rb"))
     if compression == "bzip2":
-        return bz2.BZ2File(stream, mode="rb")
+        return cast(IO[bytes], bz2.BZ2File(stream, mode="rb"))
     if compression == "xz":
-        return lzma.LZMAFile(stream, mode="rb")
+        return cast(IO[bytes], lzma.LZMAFile(stream, mode="rb"))
     raise ValueError(f"unknown compression {compression!r}")
 
 
@@ -189,12 +189,12 @@ def stream_source(stream: IO[bytes], label: str = "-", *, password: str | None =
     """Wrap a one-shot binary stream (stdin), decompressing it when it starts with a gzip/bzip2/xz magic."""
     head, complete = read_head(stream)
     compression = compression_of(head)
-    reader: IO[bytes] = PartialReader(stream, head)  # type: ignore[arg-type]
+    reader = cast(IO[bytes], PartialReader(stream, head))
     if compression:
         inner = decompressor(compression, reader)
         try:
             head, complete = read_head(inner)
         except (OSError, EOFError, lzma.LZMAError) as error:
             raise corrupt_compression(label, compression, error) from error
-        reader = PartialReader(inner, head)  # type: ignore[arg-type]
+        reader = cast(IO[bytes], PartialReader(inner, head))
     return Source(label, label, head, complete, compression=compression, password=password, _stream=reader)
