@@ -37,6 +37,8 @@ BackendFactory = Callable[..., Backend]
 
 _FACTORIES: dict[str, str | BackendFactory] = {
     "llamacpp": "memread.backends.llamacpp:create",
+    "openai": "memread.backends.openai_http:create",
+    "vllm": "memread.backends.vllm:create",
 }
 
 

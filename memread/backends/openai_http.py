@@ -28,6 +28,8 @@ from memread.tokens import TiktokenTokenizer, Tokenizer
 
 log = logging.getLogger(__name__)
 
+__all__ = ["OpenAIBackend", "create"]
+
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # `vllm serve` default
 DEFAULT_CONTEXT_LENGTH = 4096  # assumed when the server does not say; Ollama's default num_ctx
 ESTIMATE_FACTOR = 1.15  # tiktoken vs. an unknown model tokenizer: code/CJK diverge by up to ~20 %
@@ -378,7 +380,7 @@ class OpenAIBackend:
 
     def _warn(self, message: str) -> None:
         self.warnings.append(message)
-        log.warning(message)
+        log.info(message)  # the CLI shows self.warnings as Warned events; logging would print them twice
 
 
 class _EstimatingTokenizer:
@@ -456,4 +458,24 @@ def _reason(exc: Exception) -> str:
     return text.splitlines()[-1][:120] if text else type(exc).__name__
 
 
-__all__ = ["OpenAIBackend"]
+
+_OPTIONS = ("base_url", "api_key", "timeout", "connect_timeout", "concurrency", "retries", "backoff",
+            "context_length", "system", "environ")
+
+
+def create(model: str | None = None, **options: Any) -> OpenAIBackend:
+    """Registry factory for ``--backend openai``. ``model`` is the server's model id (None: the first one the
+    server lists). Options: base_url, api_key, timeout, connect_timeout, concurrency, retries, backoff,
+    context_length (alias n_ctx), system. Options meant for other backends must be None."""
+    from memread.errors import UsageError
+
+    options.pop("pull", None)  # model download knobs of the llama.cpp backend: nothing to pull here
+    options.pop("progress", None)
+    if options.get("n_ctx") is not None and options.get("context_length") is None:
+        options["context_length"] = options["n_ctx"]
+    options.pop("n_ctx", None)
+    unknown = sorted(key for key, value in options.items() if key not in _OPTIONS and value is not None)
+    if unknown:
+        raise UsageError(f"the openai backend does not take {', '.join(unknown)}",
+                         hint="that option is for the llamacpp or vllm backend (--backend)")
+    return OpenAIBackend(model, **{k: v for k, v in options.items() if v is not None})

@@ -16,20 +16,6 @@ from typing import Any
 
 import httpx
 
-# llama.cpp's extra CPU buffer types (AMX/repack kernels) die with a general protection fault on some
-# AMX-capable VMs (seen on the 2-core CI machines: "traps: python ... in libggml-cpu.so"). The server has no
-# flag for it, so the launcher turns them off before the server module loads a model.
-LAUNCHER = """
-import runpy, llama_cpp.llama_cpp as C
-_defaults = C.llama_model_default_params
-def _params():
-    params = _defaults()
-    params.use_extra_bufts = False
-    return params
-C.llama_model_default_params = _params
-runpy.run_module("llama_cpp.server", run_name="__main__")
-"""
-
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -44,7 +30,7 @@ class LlamaServer:
                  n_threads: int = 1) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        args = [sys.executable, "-c", LAUNCHER, "--model", str(model), "--n_ctx", str(n_ctx),
+        args = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_ctx", str(n_ctx),
                 "--n_threads", str(n_threads), "--host", "127.0.0.1", "--port", str(self.port)]
         if api_key:
             args += ["--api_key", api_key]
@@ -91,6 +77,9 @@ class FakeServer:
         self.delay = delay
         self.failures = failures
         self.chat_requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0  # most chat requests served at the same time
+        self._lock = threading.Lock()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -108,8 +97,15 @@ class FakeServer:
                 if self.path != "/v1/chat/completions":
                     self._reply(404, {"detail": "Not Found"})
                     return
-                fake.chat_requests.append(body)
-                status, answer, headers = fake.answer(body)
+                with fake._lock:
+                    fake.chat_requests.append(body)
+                    fake.in_flight += 1
+                    fake.peak_in_flight = max(fake.peak_in_flight, fake.in_flight)
+                try:
+                    status, answer, headers = fake.answer(body)
+                finally:
+                    with fake._lock:
+                        fake.in_flight -= 1
                 self._reply(status, answer, headers)
 
             def _reply(self, status: int, answer: Any, headers: dict[str, str] | None = None) -> None:
@@ -143,9 +139,10 @@ class FakeServer:
             time.sleep(self.delay)
         words = sum(len(m["content"].split()) for m in body["messages"])
         prompt_tokens = 50 if self.mode == "truncating" else words + 20
+        reply = "ok" if self.mode != "slow" else f"reply to {body['messages'][-1]['content']}"
         return 200, {
             "id": "chatcmpl-1", "object": "chat.completion", "model": self.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply},
                          "finish_reason": "stop", "stop_reason": None}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 1,
                       "total_tokens": prompt_tokens + 1},
