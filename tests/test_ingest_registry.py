@@ -53,3 +53,15 @@ def test_a_plugin_loader_claims_its_extension(tmp_path: Path, monkeypatch: pytes
     document = open_document(str(note))
     assert document.format == "shout"
     assert read_all(document)[0] == "QUIET WORDS"
+
+
+def test_an_html_report_is_read_as_its_visible_text(tmp_path: Path) -> None:
+    report = tmp_path / "q3.html"
+    report.write_text(
+        "<!DOCTYPE html><html><head><title>Q3 report</title><style>p {color: red}</style></head>"
+        "<body><h1>Results</h1><p>Revenue grew&nbsp;12%.</p><script>track()</script><p>Costs fell.</p></body></html>"
+    )
+    document = open_document(str(report))
+    text, segments = read_all(document)
+    assert text == "Results\n\nRevenue grew 12%.\n\nCosts fell."
+    assert document.format == "html" and segments[0].provenance.chapter == "Q3 report"

@@ -7,6 +7,7 @@ import io
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from docbuilders import log_lines, read_all
@@ -93,3 +94,22 @@ def test_empty_stdin_is_an_input_error(content: bytes) -> None:
 def test_binary_stdin_is_refused() -> None:
     with pytest.raises(InputError, match="standard input looks like a binary file"):
         open_document("-", stdin=io.BytesIO(b"\x00\x01\x02\x03" * 100))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_path_streams_like_stdin(tmp_path: Path) -> None:
+    """`memread ask <(zcat app.log.gz) …` hands memread a path to a pipe, whose size is 0."""
+    fifo = tmp_path / "fd63"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "wb") as writer:
+            writer.write(b"".join(line.encode() for line in log_lines(1000)))
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    document = open_document(str(fifo))
+    text, segments = read_all(document)
+    writer.join(10)
+    assert text == "".join(log_lines(1000))
+    assert segments[0].provenance.source == str(fifo) and segments[-1].provenance.line_end == 1000

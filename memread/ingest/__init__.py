@@ -8,6 +8,7 @@ time. Which loader reads a file is decided by :mod:`memread.ingest.registry` (ma
 
 from __future__ import annotations
 
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,18 +50,25 @@ def open_document(source: str, *, stdin: BinaryIO | None = None, password: str |
 
     path = Path(source)
     try:
-        is_dir = path.is_dir()
-        path.stat()
+        mode = path.stat().st_mode
     except FileNotFoundError:
         raise InputError(
             f"{source}: no such file or directory", hint="check the path; pass - to read standard input"
         ) from None
     except OSError as error:
         raise _os_error(source, error) from None
-    if is_dir:
+    if stat.S_ISDIR(mode):
         from memread.ingest.directory import open_directory
 
         return open_directory(path, source, password=password)
+    if not stat.S_ISREG(mode):  # a named pipe such as <(zcat app.log.gz), or a device: stream it like stdin
+        try:
+            src = stream_source(open(path, "rb"), source, password=password)  # noqa: SIM115 - read lazily
+        except OSError as error:
+            raise _os_error(source, error) from None
+        if src.complete and not src.head:
+            raise empty_input(source)
+        return load_source(src, _loader_for(src), name=source)
     try:
         src = file_source(path, source, password=password)
     except OSError as error:

@@ -88,6 +88,12 @@ def _open_epub(source: Source, document: Document) -> Iterator[Segment]:
     return open_epub(source, document)
 
 
+def _open_html(source: Source, document: Document) -> Iterator[Segment]:
+    from memread.ingest.html import open_html
+
+    return open_html(source, document)
+
+
 def _open_text(source: Source, document: Document) -> Iterator[Segment]:
     from memread.ingest.text import open_text
 
@@ -96,7 +102,7 @@ def _open_text(source: Source, document: Document) -> Iterator[Segment]:
 
 _TEXT_EXTENSION_NAMES = (
     "txt text md markdown rst adoc asciidoc org tex bib log out err csv tsv json jsonl ndjson xml yaml yml "
-    "toml ini cfg conf properties env html htm xhtml css svg srt vtt diff patch sql sh bash zsh fish ps1 bat "
+    "toml ini cfg conf properties env css svg srt vtt diff patch sql sh bash zsh fish ps1 bat "
     "py pyi c h cc cpp hpp cxx hxx cs java kt kts scala go rs rb php pl pm lua r jl swift m mm js mjs cjs "
     "ts tsx jsx vue dart ex exs erl hs ml clj lisp el vim nix tf gradle cmake mk dockerfile gitignore "
     "sum eml mbox ics"
@@ -115,5 +121,6 @@ def _ensure_builtins() -> None:
         ),
         Loader("pdf", "pdf", (".pdf",), is_pdf, _open_pdf),
         Loader("epub", "epub", (".epub",), is_epub, _open_epub),
+        Loader("html", "html", (".html", ".htm", ".xhtml"), lambda head: False, _open_html),
     ):
         _loaders[loader.name] = loader
