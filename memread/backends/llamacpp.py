@@ -63,14 +63,19 @@ def _siblings(cpu: int) -> set[int]:
         text = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
     except OSError:
         return set()
-    siblings: set[int] = set()
-    for part in text.strip().split(","):  # "0,64" or "0-1"
+    return parse_cpu_list(text)
+
+
+def parse_cpu_list(text: str) -> set[int]:
+    """Linux's CPU list syntax: ``"0,64"``, ``"0-3,8-11"``."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
         if "-" in part:
             low, high = part.split("-")
-            siblings.update(range(int(low), int(high) + 1))
+            cpus.update(range(int(low), int(high) + 1))
         elif part:
-            siblings.add(int(part))
-    return siblings
+            cpus.add(int(part))
+    return cpus
 
 
 def _physical_cores_elsewhere() -> int:
@@ -186,8 +191,11 @@ class LlamaCppBackend:
 
     ``n_ctx`` is the context window (prompt + output); None means min(training context, 8192) and 0 the
     training context. ``n_threads`` defaults to :func:`default_threads`. ``chat_format`` overrides the
-    GGUF's chat template: "chatml", "llama-3", "gemma" or a Jinja template. ``warnings`` lists anything the
-    user should be told (for example a missing chat template and the fallback used).
+    GGUF's chat template: "chatml", "llama-3", "gemma" or a Jinja template. ``prefix_cache`` reuses the KV
+    cache of the previous prompt's common prefix: faster when prompts share a long prefix, but replies then
+    depend on what ran before (llama.cpp's numerics vary with batch shape), so it is off by default.
+    ``warnings`` lists anything the user should be told (for example a missing chat template and the
+    fallback used).
     """
 
     name = "llamacpp"
@@ -203,12 +211,14 @@ class LlamaCppBackend:
         chat_format: str | None = None,
         n_batch: int = 512,
         flash_attn: bool = False,
+        prefix_cache: bool = False,
     ) -> None:
         self.model_path = Path(model_path)
         self.model = model_name or str(self.model_path)
         self.warnings: list[str] = []
         self.n_threads = n_threads or default_threads()
         self.seed = seed
+        self.prefix_cache = prefix_cache
         training = _training_context(self.model_path)
         if n_ctx is None:
             n_ctx = min(training, DEFAULT_CONTEXT) if training else DEFAULT_CONTEXT
@@ -301,7 +311,14 @@ class LlamaCppBackend:
                 hint="use smaller --chunk-tokens or --memory-tokens, or a larger context (--context)",
             )
         llm = self._llm
-        cached = _common_prefix(llm.input_ids[: llm.n_tokens], prompt)
+        if self.prefix_cache:
+            cached = min(_common_prefix(llm.input_ids[: llm.n_tokens], prompt), len(prompt) - 1)
+        else:
+            # llama.cpp's numerics depend on how tokens were batched: a prompt evaluated partly from the KV
+            # cache can give a different greedy reply than the same prompt evaluated fresh. Starting clean
+            # makes every reply a function of the request alone (reproducible runs, exact resumes).
+            llm.reset()
+            cached = 0
         llm.set_seed(self.seed if request.seed is None else request.seed)
         stops = [(s, s.encode("utf-8")) for s in request.stop if s]
         stops += [(None, s.encode("utf-8")) for s in self._prompt.end_of_turn if s]
@@ -382,14 +399,15 @@ def _training_context(path: Path) -> int:
 
 # --- factory for the registry ---------------------------------------------------------------------------
 
-_OPTIONS = {"n_ctx", "n_threads", "seed", "chat_format", "n_batch", "flash_attn"}
+_OPTIONS = {"n_ctx", "n_threads", "seed", "chat_format", "n_batch", "flash_attn", "prefix_cache"}
 
 
 def create(model: str | None = None, **options: Any) -> LlamaCppBackend:
     """Registry factory: resolve ``model`` (registry name, GGUF path, None = default model; pulled on first
     use unless ``pull=False``, with ``progress`` receiving :class:`memread.models.PullProgress`) and load it.
 
-    Options: n_ctx (alias context_length), n_threads, seed, chat_format, n_batch, flash_attn. Options meant
+    Options: n_ctx (alias context_length), n_threads, seed, chat_format, n_batch, flash_attn, prefix_cache.
+    Options meant
     for other backends must be None.
     """
     from memread import models
