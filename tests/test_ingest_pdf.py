@@ -127,3 +127,24 @@ def test_garbage_with_a_pdf_header_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         read_all(open_document(str(fake)))
     assert caught.value.hint
+
+
+def test_a_page_with_damaged_content_is_skipped_and_the_others_kept(tmp_path: Path) -> None:
+    from pypdf import PdfWriter
+    from pypdf.generic import NameObject, StreamObject
+
+    whole = build_pdf(tmp_path / "three.pdf", ["page one words", "page two words", "page three words"])
+    writer = PdfWriter(clone_from=str(whole))
+    garbage = StreamObject()
+    garbage.set_data(b"not zlib at all")  # claims FlateDecode below, so decoding fails
+    garbage[NameObject("/Filter")] = NameObject("/FlateDecode")
+    writer.pages[1][NameObject("/Contents")] = writer._add_object(garbage)
+    writer.write(str(tmp_path / "damaged.pdf"))
+
+    document = open_document(str(tmp_path / "damaged.pdf"))
+    text, segments = read_all(document)
+
+    assert text == "page one words\n\npage three words"
+    assert [s.provenance.page for s in segments] == [1, 3]
+    assert any("1 page could not be read and was skipped: 2" in w for w in document.warnings)
+    assert document.stats.empty_pages == []

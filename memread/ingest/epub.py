@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 from memread.document import Document, Provenance, Segment
 from memread.errors import InputError
-from memread.ingest.source import Source
+from memread.ingest.source import Source, display
 from memread.ingest.xhtml import xhtml_to_text
 
 CORRUPT_HINT = (
@@ -43,11 +43,13 @@ def open_epub(source: Source, document: Document) -> Iterator[Segment]:
         archive = zipfile.ZipFile(stream)
     except (zipfile.BadZipFile, OSError, EOFError) as error:
         stream.close()
-        raise InputError(f"{source.label}: not a readable EPUB ({error})", hint=CORRUPT_HINT) from error
+        raise InputError(
+            f"{display(source.label)}: not a readable EPUB ({error})", hint=CORRUPT_HINT
+        ) from error
     try:
         chapters = _ebooklib_chapters(stream)
     except Exception as error:  # ebooklib raises KeyError, EpubException, lxml errors... on malformed books
-        document.warn(f"{source.label}: malformed EPUB ({_short(error)}); read its spine directly")
+        document.warn(f"{display(source.label)}: malformed EPUB ({_short(error)}); read its spine directly")
         try:
             chapters = _zip_chapters(archive, source, document)
         except InputError:
@@ -70,12 +72,12 @@ def _segments(
                 content = chapter.read()
             except KeyError:
                 document.warn(
-                    f"{source.label}: the book lists {chapter.name} but does not contain it; skipped"
+                    f"{display(source.label)}: the book lists {chapter.name} but does not contain it; skipped"
                 )
                 continue
             except (zipfile.BadZipFile, OSError, EOFError) as error:
                 raise InputError(
-                    f"{source.label}: {chapter.name} is damaged ({error})", hint=CORRUPT_HINT
+                    f"{display(source.label)}: {chapter.name} is damaged ({error})", hint=CORRUPT_HINT
                 ) from error
             page = xhtml_to_text(content)
             if not page.text:
@@ -89,7 +91,8 @@ def _segments(
         stream.close()
     if not emitted:
         raise InputError(
-            f"{source.label}: the book contains no text", hint="is it a picture book or DRM-protected?"
+            f"{display(source.label)}: the book contains no text",
+            hint="is it a picture book or DRM-protected?",
         )
 
 
@@ -148,7 +151,8 @@ def _zip_chapters(archive: zipfile.ZipFile, source: Source, document: Document) 
         opf = etree.fromstring(archive.read(opf_path), parser=parser)
     except (KeyError, StopIteration, etree.XMLSyntaxError, ValueError) as error:
         raise InputError(
-            f"{source.label}: not a readable EPUB (no package document: {_short(error)})", hint=CORRUPT_HINT
+            f"{display(source.label)}: not a readable EPUB (no package document: {_short(error)})",
+            hint=CORRUPT_HINT,
         ) from error
     base = posixpath.dirname(opf_path)
     manifest: dict[str, tuple[str, str, str]] = {}  # id -> (zip path, media type, properties)
@@ -175,7 +179,7 @@ def _zip_chapters(archive: zipfile.ZipFile, source: Source, document: Document) 
         (auxiliary if itemref.get("linear", "yes").lower() == "no" else linear).append(chapter)
     if missing:
         document.warn(
-            f"{source.label}: {len(missing)} chapter file(s) listed but missing, skipped: {', '.join(missing[:5])}"
+            f"{display(source.label)}: {len(missing)} chapter file(s) listed but missing, skipped: {', '.join(missing[:5])}"
         )
     return linear + auxiliary
 

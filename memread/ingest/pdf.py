@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from memread.document import Document, Provenance, Segment
 from memread.errors import InputError
-from memread.ingest.source import Source
+from memread.ingest.source import Source, display
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # \r is unified before this runs
 _SPACES = re.compile("[ \t\u00a0]+")
@@ -52,11 +52,12 @@ def open_pdf(source: Source, document: Document) -> Iterator[Segment]:
     except Exception as error:  # pypdf raises many types (PdfReadError, ValueError, KeyError...) on damage
         stream.close()
         raise InputError(
-            f"{source.label}: not a readable PDF, truncated or corrupt ({_short(error)})", hint=CORRUPT_HINT
+            f"{display(source.label)}: not a readable PDF, truncated or corrupt ({_short(error)})",
+            hint=CORRUPT_HINT,
         ) from error
     if count == 0:
         stream.close()
-        raise InputError(f"{source.label}: the PDF has no pages", hint=CORRUPT_HINT)
+        raise InputError(f"{display(source.label)}: the PDF has no pages", hint=CORRUPT_HINT)
     document.stats.pages += count
     return _pages(reader, stream, labels, source, document, problems)
 
@@ -75,10 +76,14 @@ def _pages(
     try:
         for index in range(len(labels) if labels is not None else len(reader.pages)):
             number = index + 1
+            known_problems = len(problems)
             try:
                 with _pypdf_messages(problems):
                     text = normalise_page(reader.pages[index].extract_text())
             except Exception:  # one damaged page must not cost the user the others
+                failed.append(number)
+                continue
+            if not text and len(problems) > known_problems:  # damaged content, not a scan
                 failed.append(number)
                 continue
             if not text:
@@ -94,15 +99,19 @@ def _pages(
         stream.close()
     if empty:
         document.warn(
-            f"{source.label}: {_count(empty)} {'has' if len(empty) == 1 else 'have'} no text layer (scanned?): {_list(empty)} — OCR is not supported"
+            f"{display(source.label)}: {_count(empty)} {'has' if len(empty) == 1 else 'have'} no text layer (scanned?): {_list(empty)} — OCR is not supported"
         )
     if failed:
-        document.warn(f"{source.label}: {_count(failed)} could not be read and were skipped: {_list(failed)}")
+        document.warn(
+            f"{display(source.label)}: {_count(failed)} could not be read and {'was' if len(failed) == 1 else 'were'} skipped: {_list(failed)}"
+        )
     if problems:
-        document.warn(f"{source.label}: the PDF is damaged; pypdf recovered what it could ({problems[0]})")
+        document.warn(
+            f"{display(source.label)}: the PDF is damaged; pypdf recovered what it could ({problems[0]})"
+        )
     if not emitted:
         raise InputError(
-            f"{source.label}: no page has extractable text (a scanned PDF?)",
+            f"{display(source.label)}: no page has extractable text (a scanned PDF?)",
             hint="memread does not do OCR; run e.g. `ocrmypdf in.pdf out.pdf` first",
         )
 
@@ -118,10 +127,13 @@ def _unlock(reader: Any, source: Source) -> None:
         return  # opened with the empty user password: "owner-only" protection
     if source.password is None:
         raise InputError(
-            f"{source.label} is encrypted", hint="pass --password PASSWORD (the PDF's user or owner password)"
+            f"{display(source.label)} is encrypted",
+            hint="pass --password PASSWORD (the PDF's user or owner password)",
         )
     if reader.decrypt(source.password) == PasswordType.NOT_DECRYPTED:
-        raise InputError(f"{source.label}: wrong password", hint="check the password given with --password")
+        raise InputError(
+            f"{display(source.label)}: wrong password", hint="check the password given with --password"
+        )
 
 
 def _page_labels(reader: Any, count: int) -> list[str] | None:
