@@ -174,6 +174,31 @@ def test_text_with_no_spaces_at_all_is_cut_inside_words_as_a_last_resort(tiktoke
     assert all(chunk.tokens >= 1990 for chunk in chunks[:-1])  # cut as late as the budget allows
 
 
+def test_a_run_of_one_repeated_character_still_fills_chunks(tiktoken: TiktokenTokenizer) -> None:
+    # cl100k packs eight x's into one token, far denser than the chunker's first guess.
+    blob = "x" * 200_000
+    chunks = list(Chunker(tiktoken, 500).chunks([Segment(blob, Provenance("x.txt"))]))
+    check(chunks, blob, tiktoken, 500)
+    assert all(chunk.tokens >= 495 for chunk in chunks[:-1])
+
+
+class Dense(CharTokenizer):
+    """Plain letters cost a token each, but every "#" costs ten: the density changes mid-document."""
+
+    def count(self, text: str) -> int:
+        return len(text) + 9 * text.count("#")
+
+    def encode(self, text: str) -> list[int]:
+        return [ord(c) for c in text for _ in range(10 if c == "#" else 1)]
+
+
+def test_text_far_denser_than_what_came_before_is_still_cut_between_lines() -> None:
+    text = "plain words here\n" * 300 + "#######\n" * 300
+    chunks = list(Chunker(Dense(), 100).chunks(one_file(text)))
+    check(chunks, text, Dense(), 100)
+    assert all(chunk.text.endswith("\n") for chunk in chunks)
+
+
 class NoRoundTrip(CharTokenizer):
     """Decoding loses information, so the chunker cannot ask where tokens end: it must search."""
 
@@ -252,6 +277,20 @@ def test_a_chunk_across_files_has_one_span_per_file() -> None:
     ]
     (chunk,) = Chunker(CharTokenizer(), 100).chunks(files)
     assert chunk.describe() == "reports/a.txt lines 1-2; reports/b.md lines 1-3"
+
+
+def test_a_file_that_ends_mid_word_keeps_its_last_word() -> None:
+    files = [
+        Segment("alpha beta gamma delta", Provenance("a.txt", line_start=1, line_end=1)),
+        Segment("epsilon zeta eta theta\n", Provenance("b.txt", line_start=1, line_end=1)),
+    ]
+    chunks = list(Chunker(CharTokenizer(), 20).chunks(files))
+    check(chunks, "".join(segment.text for segment in files), CharTokenizer(), 20)
+    assert [(chunk.text, chunk.describe()) for chunk in chunks] == [
+        ("alpha beta gamma ", "a.txt line 1"),
+        ("deltaepsilon zeta ", "a.txt line 1; b.txt line 1"),  # "delta" is still a.txt's, not b.txt's
+        ("eta theta\n", "b.txt line 1"),
+    ]
 
 
 # -- streaming and limits --------------------------------------------------------------------------------------
