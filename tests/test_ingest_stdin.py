@@ -55,6 +55,19 @@ def test_lines_are_handed_over_before_the_writer_closes_the_pipe() -> None:
     assert document.format == "stdin" and document.stats.lines == 4
 
 
+def test_a_short_first_line_is_not_held_back_for_sniffing() -> None:
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb") as stdin, os.fdopen(write_end, "wb") as writer:
+        writer.write(b"ok\n")
+        writer.flush()
+        box: list[Segment] = []
+        opener = threading.Thread(target=lambda: box.append(next(open_document("-", stdin=stdin).segments())))
+        opener.daemon = True
+        opener.start()
+        opener.join(10)
+        assert box and box[0].text == "ok\n"
+
+
 def test_gzip_on_stdin_streams_too() -> None:
     read_end, write_end = os.pipe()
     pipe = os.fdopen(write_end, "wb")

@@ -99,3 +99,13 @@ def looks_like_text(head: bytes) -> bool:
     # Allowed controls: \t \n \f \r, backspace and ESC (terminal colours in logs).
     controls = sum(1 for byte in head if byte < 32 and byte not in (8, 9, 10, 12, 13, 27)) + head.count(127)
     return controls <= len(head) // 100
+
+
+_MAGICS = (PDF_MAGIC, ZIP_MAGIC, *COMPRESSION_MAGIC.values(), *(bom for bom, _ in _BOMS))
+
+
+def needs_more_for_magic(head: bytes) -> bool:
+    """True while ``head`` is too short to tell a magic number (or an EPUB's mimetype entry) from text."""
+    if head.startswith(ZIP_MAGIC):
+        return len(head) < 200
+    return any(len(head) < len(magic) and magic.startswith(head) for magic in _MAGICS)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, cast
 
 from memread.errors import InputError
-from memread.ingest.sniff import COMPRESSION_SUFFIXES, HEAD_SIZE, compression_of
+from memread.ingest.sniff import COMPRESSION_SUFFIXES, HEAD_SIZE, compression_of, needs_more_for_magic
 
 SPOOL_IN_MEMORY = 32 * 1024 * 1024  # spooled streams move to a temporary file beyond this
 
@@ -79,12 +79,13 @@ def decompressor(compression: str, stream: IO[bytes]) -> IO[bytes]:
 def read_head(stream: IO[bytes], size: int = HEAD_SIZE) -> tuple[bytes, bool]:
     """Up to ``size`` bytes from ``stream`` and whether that was the whole stream.
 
-    On a pipe this returns as soon as a few bytes arrived (enough for magic numbers), so a writer that sends one
-    line and keeps the pipe open is not blocked on.
+    On a pipe this returns as soon as the bytes that arrived settle the format (a magic number needs up to 6
+    bytes, an EPUB's ``mimetype`` entry ~60), so a writer that sends one short line and keeps the pipe open
+    is not waited on.
     """
     read1: Callable[[int], bytes] = getattr(stream, "read1", stream.read)
     head = b""
-    while len(head) < 16:
+    while not head or (needs_more_for_magic(head) and len(head) < size):
         data = read1(size - len(head))
         if not data:
             return head, True
