@@ -32,9 +32,15 @@ class Result:
 def run(capsys: pytest.CaptureFixture[str]) -> Iterator[object]:
     """Run ``memread ARGS`` in this process with fake terminals; returns status, stdout and stderr."""
 
-    def invoke(*args: str, stdin: bytes = b"") -> Result:
+    def invoke(*args: str, stdin: bytes = b"", stderr_isatty: bool = False) -> Result:
         out, err = io.StringIO(), io.StringIO()
-        use(Environment(stdin=io.BytesIO(stdin), stdout=out, stderr=err, environ=dict(os.environ)))
+        env = dict(os.environ, TERM="xterm")
+        env.pop("MEMREAD_NO_PROGRESS", None)
+        use(
+            Environment(
+                stdin=io.BytesIO(stdin), stdout=out, stderr=err, stderr_isatty=stderr_isatty, environ=env
+            )
+        )
         try:
             main(list(args))
             status = 0
@@ -114,6 +120,20 @@ def test_a_directory_counts_its_files_and_what_it_skipped(run, tmp_path: Path) -
     assert sum(report["skipped"].values()) == 2
     sources = [span["source"] for chunk in report["chunk_list"] for span in chunk["spans"]]
     assert sources == ["notes/q2.txt", "q1.md"] or sources == ["q1.md", "notes/q2.txt"]
+
+
+def test_a_terminal_sees_progress_on_stderr_and_a_pipe_does_not(run, tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("".join(log_lines(3000)))
+
+    watched = run("inspect", str(log), "--chunk-tokens", "1000", stderr_isatty=True)
+    piped = run("inspect", str(log), "--chunk-tokens", "1000")
+
+    assert watched.status == piped.status == 0
+    assert "\rread " in watched.err and "chunks" in watched.err
+    assert watched.err.endswith("\r\x1b[K")  # the line is wiped before the table is read
+    assert piped.err == ""
+    assert watched.out == piped.out
 
 
 def test_json_output_has_the_documented_fields(run, tmp_path: Path) -> None:

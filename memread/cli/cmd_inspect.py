@@ -50,10 +50,13 @@ def inspect(
 
     count = tokens = largest = 0
     listed: list[dict[str, Any]] = []
+    progress = _Progress(env) if _wants_progress(env, listing=show_chunks and not json_output) else None
     for chunk in Chunker(tokenizer, chunk_tokens).chunks(document.segments()):
         count += 1
         tokens += chunk.tokens
         largest = max(largest, chunk.tokens)
+        if progress:
+            progress.show(document.stats.characters, count, tokens)
         if show_chunks and json_output:
             listed.append(
                 {
@@ -67,6 +70,8 @@ def inspect(
         elif show_chunks:  # printed as made, so a long pipe shows progress
             env.out(f"{chunk.index}\t{chunk.tokens}\t{chunk.describe()}")
 
+    if progress:
+        progress.clear()
     stats = document.stats
     report: dict[str, Any] = {
         "source": document.name,
@@ -98,6 +103,43 @@ def inspect(
             env.out("")
         for name, value in _table(report):
             env.out(f"{name:<11} {value}")
+
+
+def _wants_progress(env: Any, *, listing: bool) -> bool:
+    """A progress line on stderr only when someone watches it (a terminal, not told otherwise), and not over
+    chunk lines printed to the same terminal."""
+    if not env.stderr_isatty or (listing and env.stdout_isatty):
+        return False
+    return not env.environ.get("MEMREAD_NO_PROGRESS") and env.environ.get("TERM") != "dumb"
+
+
+class _Progress:
+    """One self-overwriting line on stderr ("read 12.3 M characters, 45 chunks, 220,000 tokens")."""
+
+    def __init__(self, env: Any, interval: float = 0.25) -> None:
+        import time
+
+        self._env = env
+        self._clock = time.monotonic
+        self._interval = interval
+        self._next = 0.0
+        self._shown = False
+
+    def show(self, characters: int, chunks: int, tokens: int) -> None:
+        now = self._clock()
+        if now < self._next:
+            return
+        self._next = now + self._interval
+        self._env.stderr.write(
+            f"\rread {characters / 1e6:,.1f} M characters, {chunks:,} chunks, {tokens:,} tokens\x1b[K"
+        )
+        self._env.stderr.flush()
+        self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            self._env.stderr.write("\r\x1b[K")
+            self._env.stderr.flush()
 
 
 def _tokenizer(model: str | None) -> Any:
