@@ -66,6 +66,9 @@ def compression_of(head: bytes) -> str | None:
     """``"gzip"``, ``"bzip2"`` or ``"xz"`` when ``head`` starts with that format's magic number."""
     for name, magic in COMPRESSION_MAGIC.items():
         if head.startswith(magic):
+            # "BZh" alone could start a text file; bzip2 follows it with the block size digit.
+            if name == "bzip2" and not head[3:4].isdigit():
+                continue
             return name
     return None
 

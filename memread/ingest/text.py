@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
 from memread.document import Document, Provenance, Segment
+from memread.errors import InputError
 from memread.ingest.sniff import bom_encoding
 from memread.ingest.source import Source, corrupt_compression, display, empty_input
 
@@ -55,7 +56,10 @@ def _stream(source: Source, document: Document, encoding: str, interactive: bool
     except OSError as error:
         if source.compression:
             raise corrupt_compression(source.label, source.compression, error) from error
-        raise
+        raise InputError(
+            f"{display(source.label)}: read failed ({error.strerror or error})",
+            hint="check the disk or the pipe",
+        ) from error
     finally:
         stream.close()
 
