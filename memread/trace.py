@@ -165,7 +165,8 @@ class TraceWriter:
     """A sink that appends every event to a JSONL trace (mode 0600, directory 0700), fsyncing each step.
 
     ``path`` None means :func:`default_trace_path` of the run id, known at RunStarted. ``header`` adds
-    fields to the header record (``document``: name/format/size; ``templates``: the prompt templates).
+    fields to the header record, e.g. ``document_info`` (format, size_bytes, mtime, ...) and ``templates``
+    (the prompt templates used); it cannot replace the RunStarted fields.
     ``resume=True`` appends to an existing trace (a ``resumed`` record instead of a header).
     Raises :class:`TraceError` when the trace cannot be written, which stops the run.
     """
@@ -207,11 +208,14 @@ class TraceWriter:
         except OSError as error:
             raise _write_error(self.path, error) from error
         if self.resume:
-            if _ends_without_newline(self.path):
+            if base.get("resumed_from_step") is None and self.path.is_file():
+                base["resumed_from_step"] = read_trace(self.path).resume_point().start_step
+            if self.path.is_file() and _ends_without_newline(self.path):
                 self._write_line("")  # isolate a torn last line so the next record starts clean
             self._append({"type": "resumed", **base})
         else:
-            header = {"type": "header", "format": FORMAT_VERSION, **base, **self.header_extra}
+            # The event's own fields win: extras add (document_info, templates, ...), never replace.
+            header = {"type": "header", "format": FORMAT_VERSION, **self.header_extra, **base}
             self._append(header)
             from memread.traces_index import note_trace
 
@@ -283,6 +287,17 @@ class Trace:
     def questions(self) -> tuple[str, ...]:
         return tuple(self.header.get("questions", ()))
 
+    def effective_records(self) -> list[dict[str, Any]]:
+        """The records of the run as it counts: when a session resumed at step s, what an earlier session
+        recorded for steps >= s (a step cut short by the crash) is dropped."""
+        kept: list[dict[str, Any]] = []
+        for record in self.records:
+            if record.get("type") == "resumed" and record.get("resumed_from_step") is not None:
+                start = int(record["resumed_from_step"])
+                kept = [r for r in kept if not (isinstance(r.get("step"), int) and r["step"] >= start)]
+            kept.append(record)
+        return kept
+
     def chunks(self) -> dict[int, Chunk]:
         """Chunk index -> chunk (with text) as seen at each step start."""
         return {int(r["chunk"]["index"]): _chunk_from_record(r["chunk"])
@@ -292,7 +307,7 @@ class Trace:
         """(wall time, event) for every record, starting with the RunStarted rebuilt from the header."""
         yield float(self.header.get("t", 0.0)), self.run_started()
         chunks = self.chunks()
-        for record in self.records:
+        for record in self.effective_records():
             event = record_to_event(record, chunks)
             if event is not None:
                 yield float(record.get("t", 0.0)), event
@@ -305,7 +320,7 @@ class Trace:
     def steps(self, lane: int | None = None) -> list[StepFinished]:
         """Completed steps in order (of one lane, or all)."""
         chunks = self.chunks()
-        return [e for r in self.records if r.get("type") == "step_finished"
+        return [e for r in self.effective_records() if r.get("type") == "step_finished"
                 and (lane is None or r.get("lane") == lane)
                 for e in [record_to_event(r, chunks)] if isinstance(e, StepFinished)]
 

@@ -93,8 +93,7 @@ def summarize(path: Path) -> RunSummary:
     questions = trace.questions
     return RunSummary(
         run_id=trace.run_id, path=path, created=str(header.get("created", "")),
-        document=str(header.get("document", {}).get("name") if isinstance(header.get("document"), dict)
-                     else header.get("document", "")),
+        document=str(header.get("document", "")),
         questions=questions, strategy=str(header.get("strategy", "")), model=str(header.get("model", "")),
         backend=str(header.get("backend", "")), status=trace.status(), steps=steps,
         answers=tuple(answers[i].answer if i in answers else None for i in range(len(questions))))

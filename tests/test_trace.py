@@ -36,14 +36,17 @@ def write(events, path=None, **kwargs):
 
 
 def test_a_run_is_written_to_a_private_trace_under_the_data_dir(home):
-    path = write(synthetic_run.events(), header={"document": {"name": "report.pdf", "format": "pdf"}})
+    path = write(synthetic_run.events(), header={"document_info": {"format": "pdf", "size_bytes": 1234},
+                                                 "templates": {"step": "<problem> {prompt}..."}})
     assert path == default_trace_path("20261122-080000-abc123")
     assert path.is_relative_to(home)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     trace = read_trace(path)
     assert trace.header["format"] == 1
-    assert trace.header["document"] == {"name": "report.pdf", "format": "pdf"}
+    assert trace.header["document"] == "report.pdf"
+    assert trace.header["document_info"] == {"format": "pdf", "size_bytes": 1234}
+    assert trace.header["templates"] == {"step": "<problem> {prompt}..."}
     assert trace.header["questions"] == list(synthetic_run.QUESTIONS)
     assert trace.status() == "ok"
     assert trace.torn_lines == 0
@@ -175,3 +178,16 @@ def test_a_file_that_is_not_a_trace_is_refused(tmp_path):
     path.write_text('{"hello": 1}\n')
     with pytest.raises(TraceError, match="not a memread trace"):
         read_trace(path)
+
+
+def test_a_step_cut_short_by_a_crash_is_replaced_by_its_redo_after_resume(tmp_path):
+    full = synthetic_run.events()
+    first_lane_done = next(i for i, e in enumerate(full) if isinstance(e, StepFinished) and e.step == 2)
+    path = write(full[: first_lane_done + 1], tmp_path / "redo.jsonl")  # lane 0 finished step 2, lane 1 not
+    assert read_trace(path).resume_point().start_step == 2
+    redo = [e for e in full[1:] if getattr(e, "step", None) is None or e.step >= 2]
+    write([full[0], *redo], path, resume=True)
+    trace = read_trace(path)
+    assert [s.step for s in trace.steps(lane=0)] == [0, 1, 2, 3, 4]
+    assert trace.records[[r["type"] for r in trace.records].index("resumed")]["resumed_from_step"] == 2
+    assert [e for _, e in trace.events()] == full

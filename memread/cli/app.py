@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from memread import __version__
-from memread.cli import cmd_completions, cmd_inspect, cmd_models, cmd_paths
+from memread.cli import cmd_completions, cmd_inspect, cmd_models, cmd_paths, cmd_replay, cmd_traces
 
 app = typer.Typer(
     name="memread",
@@ -38,6 +38,8 @@ def _root(
 
 app.command("inspect")(cmd_inspect.inspect)
 app.command("paths")(cmd_paths.paths)
+app.command("replay")(cmd_replay.replay)
+app.add_typer(cmd_traces.app, name="traces")
 app.command("completions")(cmd_completions.completions)
 app.add_typer(cmd_models.app, name="models")
 

@@ -157,6 +157,11 @@ def answer_panels(state: ViewState, *, citations: dict[int, str] | None = None) 
     return Group(*parts)
 
 
+def _wrapped_lines(text: str, width: int) -> int:
+    width = max(width, 10)
+    return sum(max(1, -(-len(line) // width)) for line in text.splitlines() or [""])
+
+
 def frame(state: ViewState, *, height: int = 30, width: int = 100, final: bool = False,
           citations: dict[int, str] | None = None) -> Group:
     """The whole live view. ``height`` is the terminal height the frame must fit (memory panes take the rest)."""
@@ -165,7 +170,11 @@ def frame(state: ViewState, *, height: int = 30, width: int = 100, final: bool =
     many = len(state.lanes) > MAX_PANES
     if many:
         used += len(state.lanes) + 2
-    lines = max(3, min(12, height - used - 2))
+    cap = max(3, min(12, height - used - 2))
+    pane_width = width // min(max(len(state.lanes), 1), MAX_PANES) if not many else width
+    # As tall as the longest memory needs, up to what the terminal allows: the frame grows with the memory
+    # (rarely, so Live repaints stay calm) and short memories do not leave a screen of blank lines.
+    lines = max(3, min(cap, max((_wrapped_lines(v.memory, pane_width - 4) for v in state.lanes), default=3)))
     if many:
         parts.append(lanes_table(state))
         parts.append(lane_pane(state, state.lanes[state.focus], lines=lines, width=width))
@@ -173,7 +182,6 @@ def frame(state: ViewState, *, height: int = 30, width: int = 100, final: bool =
         grid = Table.grid(expand=True, padding=(0, 1))
         for _ in state.lanes:
             grid.add_column(ratio=1)
-        pane_width = width // len(state.lanes)
         grid.add_row(*(lane_pane(state, view, lines=lines, width=pane_width) for view in state.lanes))
         parts.append(grid)
     elif state.lanes:

@@ -147,7 +147,8 @@ class ViewState:
     def tokens_per_second(self) -> float | None:
         """Prompt + generated tokens per second of step wall time, over recent steps."""
         walls, tokens = self.step_walls[-_RATE_WINDOW:], self.step_tokens[-_RATE_WINDOW:]
-        return sum(tokens) / sum(walls) if walls and sum(walls) > 0 else None
+        # Below 50 ms of measured time the ratio means nothing (a synthetic or instant trace).
+        return sum(tokens) / sum(walls) if walls and sum(walls) >= 0.05 else None
 
     def prefill_rate(self) -> float | None:
         return self.prompt_timed_tokens / self.prompt_seconds if self.prompt_seconds > 0 else None
