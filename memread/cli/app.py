@@ -56,16 +56,29 @@ def report_error(error: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Console-script entry point: runs the app and maps every failure to one line, a hint and an exit status."""
     from memread.errors import ExitStatus, MemreadError
 
+    # standalone_mode=False so that Ctrl-C (which Click turns into Abort, exit 1) and our own errors reach
+    # this function and get the documented statuses.
+    try:  # Typer >= 0.26 vendors Click as typer._click
+        from typer._click import exceptions as click_exceptions
+    except ImportError:  # pragma: no cover - older Typer with Click as a dependency
+        from click import exceptions as click_exceptions  # type: ignore[no-redef]
+
     try:
-        app(args=argv, prog_name="memread", standalone_mode=True)
+        result = app(args=argv, prog_name="memread", standalone_mode=False)
     except MemreadError as error:
         report_error(error)
         sys.exit(int(error.exit_status))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         from memread.cli.environment import current
 
         current().err("interrupted")
         sys.exit(int(ExitStatus.INTERRUPTED))
+    except click_exceptions.ClickException as error:
+        error.show()
+        sys.exit(int(ExitStatus.USAGE) if error.exit_code == 2 else error.exit_code)
+    except typer.Exit as error:
+        sys.exit(error.exit_code)
+    sys.exit(result if isinstance(result, int) else 0)
