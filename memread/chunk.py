@@ -241,7 +241,7 @@ class Chunker:
         return tokens
 
     def _count_cap(self) -> int:
-        """Texts longer than this surely exceed the budget: split them before counting."""
+        """Texts longer than this would almost surely exceed the budget: they are split before being counted."""
         return int(2 * self.budget * max(self._chars_per_token, 1.0))
 
     def _group_chars(self) -> int:
