@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from docbuilders import SCANNED, build_pdf, build_tree, log_lines
+from docbuilders import SCANNED, build_pdf, build_tree, encrypt_pdf, log_lines
 
 from memread.cli.app import main
 from memread.cli.environment import Environment, use
@@ -216,6 +216,18 @@ def test_a_missing_file_is_an_input_error_with_a_hint(run, tmp_path: Path) -> No
     assert result.status == 3
     assert result.err.startswith("error: ") and "\n\nhint: " in result.err
     assert result.out == ""
+
+
+def test_an_encrypted_pdf_needs_its_password(run, tmp_path: Path) -> None:
+    plain = build_pdf(tmp_path / "plain.pdf", ["Quarterly figures. " * 40])
+    locked = encrypt_pdf(plain, tmp_path / "locked.pdf", user_password="s3cret")
+
+    refused = run("inspect", str(locked))
+    opened = run("inspect", str(locked), "--password", "s3cret", "--json")
+
+    assert refused.status == 3 and "--password" in refused.err
+    assert opened.status == 0, opened.err
+    assert json.loads(opened.out)["pages"] == 1
 
 
 def test_a_tiny_chunk_budget_is_a_usage_error(run, tmp_path: Path) -> None:
