@@ -224,7 +224,7 @@ def _marker_matches(spec: ModelSpec, path: Path) -> bool:
         stat = path.stat()
     except (OSError, ValueError):
         return False
-    return recorded == {"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    return bool(recorded == {"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
 
 
 def _write_marker(spec: ModelSpec, path: Path) -> None:

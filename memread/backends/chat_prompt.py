@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 # Templates for models whose GGUF carries none (chosen with ``chat_format``). ChatML is the fallback: it is
 # what both registry models and most small instruct models use.
@@ -80,9 +81,9 @@ class ChatPrompt:
         """
         nonce = secrets.token_hex(8)
         placeholders = {f"[[memread-{nonce}-{i}]]": content for i, (_role, content) in enumerate(messages)}
-        rendered = self._formatter(
-            messages=[{"role": role, "content": key} for key, (role, _c) in zip(placeholders, messages, strict=True)]
-        ).prompt
+        chat: list[Any] = [{"role": role, "content": key}
+                           for key, (role, _c) in zip(placeholders, messages, strict=True)]
+        rendered = self._formatter(messages=chat).prompt
         pieces: list[tuple[str, bool]] = []
         for i, part in enumerate(re.split(rf"(\[\[memread-{nonce}-\d+\]\])", rendered)):
             if i % 2:

@@ -312,15 +312,15 @@ class LlamaCppBackend:
             )
         llm = self._llm
         if self.prefix_cache:
-            cached = min(_common_prefix(llm.input_ids[: llm.n_tokens], prompt), len(prompt) - 1)
+            cached = min(_common_prefix(llm.input_ids[: llm.n_tokens].tolist(), prompt), len(prompt) - 1)
         else:
             # llama.cpp's numerics depend on how tokens were batched: a prompt evaluated partly from the KV
             # cache can give a different greedy reply than the same prompt evaluated fresh. Starting clean
             # makes every reply a function of the request alone (reproducible runs, exact resumes).
-            llm.reset()
+            llm.reset()  # type: ignore[no-untyped-call]
             cached = 0
         llm.set_seed(self.seed if request.seed is None else request.seed)
-        stops = [(s, s.encode("utf-8")) for s in request.stop if s]
+        stops: list[tuple[str | None, bytes]] = [(s, s.encode("utf-8")) for s in request.stop if s]
         stops += [(None, s.encode("utf-8")) for s in self._prompt.end_of_turn if s]
         longest = max((len(b) for _, b in stops), default=0)
         text = bytearray()
@@ -350,7 +350,7 @@ class LlamaCppBackend:
                 if count >= request.max_tokens:
                     break
         except (RuntimeError, ValueError, OSError) as error:
-            llm.reset()
+            llm.reset()  # type: ignore[no-untyped-call]
             raise BackendError(f"llama.cpp failed while generating: {error}",
                                hint="try again with fewer threads (MEMREAD_THREADS) or a smaller context") from None
         finally:
