@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import threading
 import time
 
 import pytest
@@ -145,3 +146,35 @@ def test_unknown_runs_and_bad_ages_are_usage_errors():
     assert status == 2 and err.startswith("error: no saved run matches 'nope'") and "hint:" in err
     status, _, err = memread("traces", "rm", "--older-than", "soon")
     assert status == 2 and "30m, 12h, 7d, 2w" in err
+
+
+def test_on_a_terminal_replay_plays_the_run_to_its_answer():
+    path = str(record())
+    status, out, err = memread("replay", path, "--speed", "50", stderr_tty=True)
+    assert status == 0 and out == ""
+    assert "chunk 1 · report.pdf p. 1" in err and "Ada Quist" in err and "5 chunks · " in err
+
+
+def test_keys_step_through_a_replay_on_a_terminal():
+    import pty
+
+    master, slave = pty.openpty()
+    path = str(record())
+    env = Environment(stdin=os.fdopen(slave, "r"), stdout=io.StringIO(), stderr=io.StringIO(), stdin_isatty=True,
+                      stdout_isatty=True, stderr_isatty=True, columns=110, environ={"TERM": "xterm"})
+    use(env)
+    # right, right, quit, typed once the replay has put the terminal in cbreak mode (which flushes input)
+    threading.Timer(0.5, os.write, (master, b"\x1b[C\x1b[Cq")).start()
+    try:
+        main(["replay", path, "--step", "1", "--speed", "0.5"])
+    except SystemExit as exit_:
+        assert not exit_.code
+    shown = env.stderr.getvalue()
+    assert "chunk 3 · report.pdf p. 3" in shown and "Ada Quist" not in shown
+    os.close(master)
+
+
+def test_escape_sequences_and_letters_arriving_together_are_split():
+    from memread.cli.cmd_replay import split_keys
+
+    assert split_keys("\x1b[C\x1b[Dq x") == ["right", "left", "quit", "pause", ""]

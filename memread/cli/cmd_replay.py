@@ -112,6 +112,18 @@ def _play(player: Any, env: Any, *, speed: float, paused: bool) -> None:
                 keys.restore()
 
 
+def split_keys(data: str) -> list[str]:
+    """Key names from what one read returned (several presses can arrive together)."""
+    keys = []
+    while data:
+        if data.startswith("\x1b[") and len(data) >= 3:
+            chunk, data = data[:3], data[3:]
+        else:
+            chunk, data = data[0], data[1:]
+        keys.append(KEYS.get(chunk, ""))
+    return keys
+
+
 class _Keys:
     """Single key presses from a terminal (cbreak mode), with a timeout."""
 
@@ -122,13 +134,15 @@ class _Keys:
         self.fd = stream.fileno()
         self.saved = termios.tcgetattr(self.fd)
         tty.setcbreak(self.fd)
+        self.pending: list[str] = []
 
     def read(self, timeout: float | None) -> str | None:
-        ready, _, _ = select.select([self.fd], [], [], timeout)
-        if not ready:
-            return None
-        data = os.read(self.fd, 8).decode(errors="ignore")
-        return KEYS.get(data, "")
+        if not self.pending:
+            ready, _, _ = select.select([self.fd], [], [], timeout)
+            if not ready:
+                return None
+            self.pending = split_keys(os.read(self.fd, 64).decode(errors="ignore"))
+        return self.pending.pop(0) if self.pending else ""
 
     def restore(self) -> None:
         import termios
