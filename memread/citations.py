@@ -54,7 +54,7 @@ class Citation:
 
 def _pieces(text: str) -> list[str]:
     """Lines, then sentences: the units an excerpt is chosen from."""
-    out = []
+    out: list[str] = []
     for line in text.splitlines():
         out.extend(p.strip() for p in re.split(r"(?<=[.!?])\s+", line) if p.strip())
     return out

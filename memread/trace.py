@@ -350,7 +350,8 @@ class Trace:
         """The first step not completed by every lane that was reading it, and each lane's state before it."""
         started: dict[int, set[int]] = {}
         finished: dict[int, set[int]] = {}
-        for record in self.records:
+        records = self.effective_records()
+        for record in records:
             if record.get("type") == "step_started":
                 started[int(record["step"])] = set(record.get("lanes", []))
             elif record.get("type") == "step_finished":
@@ -362,15 +363,15 @@ class Trace:
         memories: dict[int, str] = {}
         exited: set[int] = set()
         answered: set[int] = set()
-        for record in self.records:
+        for record in records:
             kind = record.get("type")
-            step = record.get("step")
-            if kind == "step_finished" and int(step) < start:
+            step = int(record.get("step", -1))
+            if kind == "step_finished" and step < start:
                 states[int(record["lane"])] = dict(record.get("state") or {})
                 memories[int(record["lane"])] = str(record.get("memory", ""))
                 if record.get("exit"):
                     exited.add(int(record["lane"]))
-            elif kind == "lane_exited" and int(step) < start:
+            elif kind == "lane_exited" and step < start:
                 exited.add(int(record["lane"]))
             elif kind == "answered":
                 answered.add(int(record["lane"]))
