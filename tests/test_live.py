@@ -12,7 +12,7 @@ from memread.cli.live import LiveView
 from memread.cli.progress import PlainProgress, progress_sink
 from memread.cli.render import frame, memory_text
 from memread.cli.viewstate import ViewState
-from memread.events import StepStarted
+from memread.events import StepFinished, StepStarted
 
 CONTROL = re.compile(r"\x1b")
 COLOUR = re.compile(r"\x1b\[[0-9;]*(3[0-9]|9[0-7]|38;)[0-9;]*m")
@@ -139,3 +139,18 @@ def test_a_resumed_run_starts_the_view_with_the_memory_already_read():
     assert sink.state.lanes[0].memory == synthetic_run.MEMORIES[0][1]
     run(sink, [events[0], *events[cut:]])
     assert "sources 1: report.pdf p. 2; report.pdf p. 5" in env.stderr.getvalue()  # p. 2 was read before
+
+
+def test_the_header_splits_prefill_and_decode_rates_when_the_backend_times_prefill():
+    from dataclasses import replace
+
+    from rich.console import Console
+
+    state = ViewState(total=5)
+    for event in synthetic_run.events():
+        if isinstance(event, StepFinished):
+            event = replace(event, seconds=0.5, prompt_seconds=0.4)  # 20 tokens decoded in 0.1 s
+        state.apply(event, 0.0)
+    out = io.StringIO()
+    Console(file=out, width=120, color_system=None).print(frame(state, width=120))
+    assert "decode 200.0 tok/s" in out.getvalue() and "prefill 25" in out.getvalue()

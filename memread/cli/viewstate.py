@@ -71,6 +71,7 @@ class ViewState:
     prompt_seconds: float = 0.0  # prefill time, when the backend reports it
     prompt_timed_tokens: int = 0
     decode_seconds: float = 0.0
+    decode_timed_tokens: int = 0
     step_walls: list[float] = field(default_factory=list)  # wall time of each finished step
     step_tokens: list[int] = field(default_factory=list)  # prompt + completion tokens of each finished step
     lanes: list[LaneView] = field(default_factory=list)
@@ -123,11 +124,12 @@ class ViewState:
         self.prompt_tokens += event.prompt_tokens
         self.completion_tokens += event.completion_tokens
         self.tokens_this_step += event.prompt_tokens + event.completion_tokens
-        prompt_seconds = getattr(event, "prompt_seconds", None)  # not every loop/backend reports prefill time
+        prompt_seconds = event.prompt_seconds  # not every backend reports prefill time
         if prompt_seconds:
             self.prompt_seconds += prompt_seconds
             self.prompt_timed_tokens += event.prompt_tokens
             self.decode_seconds += max(event.seconds - prompt_seconds, 0.0)
+            self.decode_timed_tokens += event.completion_tokens
         self.step_done.add(event.lane)
         if self.step_done >= set(self.step_active) and self.step_started_at is not None:
             self.steps_done = event.step + 1
@@ -154,7 +156,7 @@ class ViewState:
         return self.prompt_timed_tokens / self.prompt_seconds if self.prompt_seconds > 0 else None
 
     def decode_rate(self) -> float | None:
-        return self.completion_tokens / self.decode_seconds if self.decode_seconds > 0 else None
+        return self.decode_timed_tokens / self.decode_seconds if self.decode_seconds > 0 else None
 
     def eta(self) -> float | None:
         """Seconds left, from the measured time per step; None when the number of chunks is unknown."""
