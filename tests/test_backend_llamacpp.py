@@ -232,3 +232,14 @@ def test_prefix_cache_reuses_the_previous_prompt_when_asked(smollm2_path: Path) 
         assert again.cached_prompt_tokens == again.prompt_tokens - 1  # llama.cpp re-evaluates the last token
     finally:
         backend.close()
+
+
+def test_a_system_option_applies_only_to_requests_without_a_system_message(smollm2_path: Path) -> None:
+    backend = create_backend("llamacpp", model=str(smollm2_path), n_ctx=1024, n_threads=1, system="Be brief.")
+    try:
+        user_only = (Message("user", "Hi"),)
+        with_system = (Message("system", "Be brief."), Message("user", "Hi"))
+        assert backend.prompt_tokens(user_only) == backend.prompt_tokens(with_system)
+        assert backend.prompt_tokens(CAPITAL) != backend.prompt_tokens((Message("system", "Be brief."), CAPITAL[1]))
+    finally:
+        backend.close()

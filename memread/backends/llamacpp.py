@@ -194,8 +194,8 @@ class LlamaCppBackend:
     GGUF's chat template: "chatml", "llama-3", "gemma" or a Jinja template. ``prefix_cache`` reuses the KV
     cache of the previous prompt's common prefix: faster when prompts share a long prefix, but replies then
     depend on what ran before (llama.cpp's numerics vary with batch shape), so it is off by default.
-    ``warnings`` lists anything the user should be told (for example a missing chat template and the
-    fallback used).
+    ``system`` is a system message for requests that have none. ``warnings`` lists anything the user should
+    be told (for example a missing chat template and the fallback used).
     """
 
     name = "llamacpp"
@@ -212,6 +212,7 @@ class LlamaCppBackend:
         n_batch: int = 512,
         flash_attn: bool = False,
         prefix_cache: bool = False,
+        system: str | None = None,
     ) -> None:
         self.model_path = Path(model_path)
         self.model = model_name or str(self.model_path)
@@ -219,6 +220,7 @@ class LlamaCppBackend:
         self.n_threads = n_threads or default_threads()
         self.seed = seed
         self.prefix_cache = prefix_cache
+        self.system = system
         training = _training_context(self.model_path)
         if n_ctx is None:
             n_ctx = min(training, DEFAULT_CONTEXT) if training else DEFAULT_CONTEXT
@@ -262,6 +264,10 @@ class LlamaCppBackend:
         """The token ids fed to the model: template pieces tokenized with special tokens, message contents
         as plain text (so control-token strings in a document stay text)."""
         key = tuple(messages)
+        if self.system and not (key and key[0].role == "system"):
+            # Like the other backends: a system message only when the user asked for one, so by default the
+            # model's own default system line applies (what the RL-trained checkpoints saw).
+            key = (Message("system", self.system), *key)
         cached = self._prompt_cache.get(key)
         if cached is not None:
             self._prompt_cache.move_to_end(key)
@@ -404,15 +410,15 @@ def _training_context(path: Path) -> int:
 
 # --- factory for the registry ---------------------------------------------------------------------------
 
-_OPTIONS = {"n_ctx", "n_threads", "seed", "chat_format", "n_batch", "flash_attn", "prefix_cache"}
+_OPTIONS = {"n_ctx", "n_threads", "seed", "chat_format", "n_batch", "flash_attn", "prefix_cache", "system"}
 
 
 def create(model: str | None = None, **options: Any) -> LlamaCppBackend:
     """Registry factory: resolve ``model`` (registry name, GGUF path, None = default model; pulled on first
     use unless ``pull=False``, with ``progress`` receiving :class:`memread.models.PullProgress`) and load it.
 
-    Options: n_ctx (alias context_length), n_threads, seed, chat_format, n_batch, flash_attn, prefix_cache.
-    Options meant
+    Options: n_ctx (alias context_length), n_threads, seed, chat_format, n_batch, flash_attn, prefix_cache,
+    system. Options meant
     for other backends must be None.
     """
     from memread import models
