@@ -240,6 +240,8 @@ def test_a_system_option_applies_only_to_requests_without_a_system_message(smoll
         user_only = (Message("user", "Hi"),)
         with_system = (Message("system", "Be brief."), Message("user", "Hi"))
         assert backend.prompt_tokens(user_only) == backend.prompt_tokens(with_system)
+        prompt = backend.tokenizer.decode(backend.prompt_tokens(user_only))
+        assert "Be brief." in prompt and "SmolLM" not in prompt  # it replaces the template's default line
         assert backend.prompt_tokens(CAPITAL) != backend.prompt_tokens((Message("system", "Be brief."), CAPITAL[1]))
     finally:
         backend.close()

@@ -247,7 +247,7 @@ class LlamaCppBackend:
         # end-of-generation; it detokenizes to nothing, so it is caught by id as well as by text.
         self._stop_ids = {ids[0] for marker in self._prompt.end_of_turn
                           if len(ids := self._llm.tokenize(marker.encode(), add_bos=False, special=True)) == 1}
-        self._lock = threading.Lock()  # Llama is not thread-safe; the loop may call us from a worker
+        self._lock = threading.RLock()  # Llama is not thread-safe; the loop may call us from a worker
         self._prompt_cache: OrderedDict[tuple[Message, ...], list[int]] = OrderedDict()
 
     # -- protocol --
@@ -268,10 +268,16 @@ class LlamaCppBackend:
             # Like the other backends: a system message only when the user asked for one, so by default the
             # model's own default system line applies (what the RL-trained checkpoints saw).
             key = (Message("system", self.system), *key)
-        cached = self._prompt_cache.get(key)
-        if cached is not None:
+        with self._lock:
+            cached = self._prompt_cache.get(key)
+            if cached is None:
+                cached = self._prompt_cache[key] = self._render_tokens(key)
+                if len(self._prompt_cache) > 8:
+                    self._prompt_cache.popitem(last=False)
             self._prompt_cache.move_to_end(key)
             return cached
+
+    def _render_tokens(self, messages: tuple[Message, ...]) -> list[int]:
         try:
             pieces = self._prompt.render([(m.role, m.content) for m in messages])
         except Exception as error:  # a template's own raise_exception(), or a Jinja error
@@ -285,14 +291,11 @@ class LlamaCppBackend:
         bos = self._llm.token_bos()
         if self._add_bos and bos >= 0 and ids[:1] != [bos]:
             ids.insert(0, bos)  # as llama.cpp's server does when the template does not write BOS itself
-        self._prompt_cache[key] = ids
-        if len(self._prompt_cache) > 8:
-            self._prompt_cache.popitem(last=False)
         return ids
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        """Run the requests one after another (llama.cpp keeps one sequence; the previous prompt's prefix
-        is reused from the KV cache when it matches)."""
+        """Run the requests one after another (llama.cpp keeps one sequence). Raises BudgetError before
+        running anything if any request cannot fit the context."""
         with self._lock:
             for request in requests:  # refuse the whole batch up front rather than after hours of work
                 self._check_budget(request)
