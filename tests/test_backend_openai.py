@@ -3,6 +3,7 @@ and against tiny fake servers for the faults a real one will not produce on dema
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -62,6 +63,18 @@ def test_a_stop_string_ends_the_reply_before_it(backend: OpenAIBackend) -> None:
     stopped = backend.complete([ask(question, max_tokens=40, stop=(stop,))])[0]
     assert stopped.finish_reason == "stop"
     assert stopped.text == free[: free.index(stop)]
+
+
+@pytest.mark.model
+def test_the_servers_extra_samplers_are_switched_off(backend: OpenAIBackend) -> None:
+    # llama_cpp.server adds repeat_penalty 1.1, top_k 40 and min_p 0.05 unless told otherwise, unlike the
+    # in-process engine and the papers' decoding. (Replies are not compared with the in-process engine's:
+    # the server reuses the previous prompt's KV prefix, which alone can change a greedy reply.)
+    sent: list[bytes] = []
+    backend._client.event_hooks["request"].append(lambda request: sent.append(request.content))
+    backend.complete([ask("Hi", max_tokens=2)])
+    [body] = [b for b in map(json.loads, sent) if b.get("max_tokens") == 2]
+    assert (body["repeat_penalty"], body["top_k"], body["min_p"], body["typical_p"]) == (1.0, 0, 0.0, 1.0)
 
 
 @pytest.mark.model
@@ -242,6 +255,9 @@ def test_a_server_that_truncates_the_prompt_is_refused() -> None:
     with fake_server("honest") as honest:
         backend = OpenAIBackend(base_url=honest.url, context_length=16384)
         assert backend.complete([ask(long_prompt, max_tokens=8)])[0].text == "ok"
+        # an unrecognised server gets plain OpenAI fields only: a strict endpoint rejects unknown ones
+        assert set(honest.chat_requests[-1]) == {"model", "messages", "max_tokens", "temperature", "top_p",
+                                                 "stream"}
         # The estimate errs on the large side: tiktoken's count plus 15 % plus room for the template.
         raw = len(long_prompt.split())
         assert backend.count_prompt((Message("user", long_prompt),)) > 1.15 * raw + 64

@@ -34,6 +34,15 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # `vllm serve` default
 DEFAULT_CONTEXT_LENGTH = 4096  # assumed when the server does not say; Ollama's default num_ctx
 ESTIMATE_FACTOR = 1.15  # tiktoken vs. an unknown model tokenizer: code/CJK diverge by up to ~20 %
 ESTIMATE_SLACK = 64  # chat-template tokens we cannot see without the server's tokenizer
+# Servers whose defaults add samplers the papers did not use (llama_cpp.server: repeat_penalty 1.1, top_k 40,
+# min_p 0.05; vLLM: the model's generation_config, e.g. Qwen2.5's repetition_penalty 1.05 and top_k 20) get
+# them switched off, so temperature/top_p mean the same as in memread's in-process engines. Only servers
+# recognised by their tokenize route get these fields: a strict OpenAI endpoint would reject them.
+_PLAIN_SAMPLING: dict[str, dict[str, Any]] = {
+    "llama_cpp.server": {"top_k": 0, "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0},
+    "vllm": {"top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0},
+    "llama-server": {"top_k": 0, "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0},
+}
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
@@ -43,8 +52,9 @@ class OpenAIBackend:
     Options: ``base_url`` (with or without the trailing ``/v1``; else ``MEMREAD_BASE_URL``, else MemAgent's
     ``URL``), ``api_key`` (else ``MEMREAD_API_KEY``, else ``API_KEY``, else ``"EMPTY"``), ``timeout`` (seconds
     to wait for one reply), ``concurrency`` (requests in flight), ``retries`` (on 429/5xx/lost connections),
-    ``context_length`` (else what the server reports, else 4096 with a warning) and ``system`` (a system
-    message put before requests that have none).
+    ``context_length`` (else what the server reports, else 4096 with a warning), ``system`` (a system
+    message put before requests that have none) and ``extra_body`` (fields added to every chat request, e.g.
+    ``{"chat_template_kwargs": {"enable_thinking": False}}`` for vLLM).
     """
 
     name = "openai"
@@ -62,6 +72,7 @@ class OpenAIBackend:
         backoff: float = 0.5,
         context_length: int | None = None,
         system: str | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
         env = os.environ if environ is None else environ
@@ -71,6 +82,7 @@ class OpenAIBackend:
         self.timeout = float(timeout)
         self.concurrency = max(1, int(concurrency))
         self.system = system
+        self.extra_body = dict(extra_body or {})
         self.warnings: list[str] = []  # things the user should know; the CLI shows them as Warned events
         # Both headers, like MemAgent's quickstart: OpenAI-style servers read the bearer token, Azure-style
         # gateways read `api-key`.
@@ -101,6 +113,7 @@ class OpenAIBackend:
                 )
             route = detect_route(self._post_probe, self.model)
             self._route: TokenizeRoute | None = route
+            self._sampling_fields = _PLAIN_SAMPLING.get(route.server if route else "", {})
             self._tokenizer: Tokenizer
             if route is not None:
                 self._tokenizer = ServerTokenizer(self._post_json, route, self.model)
@@ -165,6 +178,8 @@ class OpenAIBackend:
             body["stop"] = list(request.stop)
         if request.seed is not None:
             body["seed"] = request.seed
+        body.update(self._sampling_fields)
+        body.update(self.extra_body)
         started = time.perf_counter()
         data = self._post_json("v1/chat/completions", body)
         seconds = time.perf_counter() - started
@@ -460,13 +475,13 @@ def _reason(exc: Exception) -> str:
 
 
 _OPTIONS = ("base_url", "api_key", "timeout", "connect_timeout", "concurrency", "retries", "backoff",
-            "context_length", "system", "environ")
+            "context_length", "system", "extra_body", "environ")
 
 
 def create(model: str | None = None, **options: Any) -> OpenAIBackend:
     """Registry factory for ``--backend openai``. ``model`` is the server's model id (None: the first one the
     server lists). Options: base_url, api_key, timeout, connect_timeout, concurrency, retries, backoff,
-    context_length (alias n_ctx), system. Options meant for other backends must be None."""
+    context_length (alias n_ctx), system, extra_body. Options meant for other backends must be None."""
     from memread.errors import UsageError
 
     options.pop("pull", None)  # model download knobs of the llama.cpp backend: nothing to pull here
