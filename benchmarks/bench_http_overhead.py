@@ -11,8 +11,8 @@ step by step so that a busy machine slows both alike. Two figures:
 
 * ``step_overhead``: (HTTP step time - in-process step time) / in-process step time, over the steps where
   both engines generated the same number of tokens (greedy decoding may diverge slightly between them: the
-  server always reuses the previous prompt's KV prefix, the in-process backend runs with prefix_cache=True
-  to match, but float rounding can still differ);
+  server always reuses the previous prompt's KV prefix, so the in-process backend runs with
+  prefix_cache=True and the HTTP lanes go one at a time in the same order, and then replies match);
 * ``round_trip``: the median wall time of a one-token request with a one-word prompt through each path; the
   difference is the fixed cost of HTTP + JSON + the server's framework per request, shown as a share of
   the median step time.
@@ -118,7 +118,9 @@ def main() -> None:
     process, url = start_server(gguf, args.threads, args.n_ctx, log)
     load_before = os.getloadavg()
     try:
-        remote = create_backend("openai", model=None, base_url=url, context_length=args.n_ctx)
+        # concurrency=1: llama_cpp.server runs one request at a time anyway, and sending the lanes in order
+        # keeps the server's KV-prefix reuse identical to the in-process backend's (see the docstring).
+        remote = create_backend("openai", model=None, base_url=url, context_length=args.n_ctx, concurrency=1)
         chunker = Chunker(local.tokenizer, args.chunk_tokens)
         text = document(args.chunk_tokens * args.steps)
         chunks = [c.text for c in chunker.chunks([Segment(text, Provenance("bench.txt"))])][: args.steps]

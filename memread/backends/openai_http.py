@@ -265,10 +265,7 @@ class OpenAIBackend:
     # -- server discovery ------------------------------------------------------------------------------------
 
     def _list_models(self) -> list[dict[str, Any]] | None:
-        try:
-            response = self._send("GET", "v1/models")
-        except BackendError:
-            raise
+        response = self._send("GET", "v1/models")
         if response.status_code in (401, 403):
             raise self._error_for(response, "v1/models")
         if response.status_code != 200:
