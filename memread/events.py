@@ -57,6 +57,7 @@ class StepFinished:
     completion_tokens: int = 0
     seconds: float = 0.0  # wall time of the model call for this lane's request
     state: dict[str, Any] = field(default_factory=dict)  # strategy state after the step (JSON-able)
+    stopped_early: bool = False  # gated: generation was stopped at <check>no</check> (memread's speed feature)
     prompt_seconds: float | None = None  # prefill part of ``seconds`` (Completion.prompt_seconds), if reported
 
 

@@ -1,0 +1,329 @@
+"""The reading loop: one Loop drives any strategy over any backend, many questions in lock-step.
+
+For every chunk the loop builds one request per active lane (question), calls ``backend.complete`` once
+with the whole batch, hands each reply to the strategy, and emits events. Lanes whose exit gate closed
+drop out; when no lane is left reading, the loop stops pulling chunks (so a lazy document is not read
+further). At the end every lane gets one final request (batched) and an ``Answered`` event.
+
+Events are the loop's only output: ``RunStarted`` first, ``RunFinished`` last, with status "ok",
+"interrupted" (KeyboardInterrupt) or "failed" (a BackendError or anything else), after which the
+exception is re-raised. Nothing else is printed or written here.
+
+Before the first model call :meth:`Loop.check_budget` measures, with the backend's own chat template and
+tokenizer, the largest prompt each question can produce (template + question + memory cap + chunk budget
+[+ recalled memory]) plus the generation cap, and raises BudgetError instead of ever truncating.
+
+Reproducibility: the request seed is ``settings.seed + step`` (final answers: ``seed + steps read``), so
+a resumed run sends exactly the requests an uninterrupted one would have sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from memread.answer import final_answer
+from memread.backends.base import Backend, ChatRequest, Completion, Message
+from memread.document import Chunk
+from memread.errors import BackendError, BudgetError, UsageError
+from memread.events import (
+    Answered,
+    Event,
+    LaneExited,
+    RunFinished,
+    RunStarted,
+    Sink,
+    StepFinished,
+    StepStarted,
+    Warned,
+)
+from memread.prompts import FINAL_PROMPTS, LAYOUTS
+from memread.strategies import Strategy, create_strategy, strategy_names
+from memread.strategies.base import State, StepPlan
+
+# Tokens allowed for BPE merges across the joins of template, question, memory and chunk.
+BUDGET_MARGIN = 16
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    """Every knob that shapes a run (recorded in RunStarted.settings and checked on resume)."""
+
+    strategy: str = "overwrite"  # "overwrite" | "gated" | "callback"
+    chunk_tokens: int = 5000  # chunk budget (MemAgent: 5,000)
+    memory_tokens: int = 1024  # memory cap = generation cap of a memory step (MemAgent: 1,024)
+    reply_tokens: int | None = None  # generation cap of a gated/callback step; None: 2 x memory_tokens
+    temperature: float = 0.7  # MemAgent sampled at 0.7 / 0.95
+    top_p: float = 0.95
+    seed: int | None = 0
+    final_prompt: str = "boxed"  # "boxed" | "therefore"
+    final_tokens: int = 1024
+    exit_gate: bool = True  # gated: <next>end</next> stops the lane
+    stop_on_check_no: bool = True  # gated: stop generating at <check>no</check>
+    recall_from: str = "memories"  # callback: "memories" | "chunks"
+    recall_tokens: int = 512  # callback, recall_from="chunks": passage size
+    layout: str = "question-first"  # "question-first" (papers) | "chunk-first" (prefix-cache sharing)
+    system: str | None = None  # a system message; None sends user messages only, as the papers did
+
+    def __post_init__(self) -> None:
+        if self.strategy not in strategy_names():
+            raise UsageError(f"unknown strategy {self.strategy!r}", hint=f"choose one of: {', '.join(strategy_names())}")
+        if self.final_prompt not in FINAL_PROMPTS:
+            raise UsageError(f"unknown final prompt {self.final_prompt!r}", hint=f"choose one of: {', '.join(FINAL_PROMPTS)}")
+        if self.layout not in LAYOUTS:
+            raise UsageError(f"unknown layout {self.layout!r}", hint=f"choose one of: {', '.join(LAYOUTS)}")
+        if self.recall_from not in ("memories", "chunks"):
+            raise UsageError(f"unknown recall source {self.recall_from!r}", hint="choose memories or chunks")
+        for name in ("chunk_tokens", "memory_tokens", "final_tokens", "recall_tokens"):
+            if getattr(self, name) < 1:
+                raise UsageError(f"{name.replace('_', '-')} must be at least 1",
+                                 hint=f"pass a positive --{name.replace('_', '-')}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LaneResult:
+    """What a run concluded for one question."""
+
+    lane: int
+    question: str
+    answer: str
+    reply: str  # the raw final reply
+    boxed: bool  # False: no \\boxed{} (or "the answer is") found; the answer is the whole reply
+    memory: str  # the memory the answer was given from
+    steps: int  # chunks this lane read (in this run and before a resume)
+    exited_at: int | None  # the step whose exit gate stopped the lane, if any
+
+
+@dataclass(frozen=True)
+class BudgetLine:
+    """The worst case of one kind of prompt for one question."""
+
+    lane: int
+    what: str  # "step" | "final"
+    template_tokens: int  # template + question (+ system message), variable parts empty
+    variable_tokens: int  # memory cap + chunk budget (+ recalled memory)
+    max_tokens: int  # generation cap
+
+    @property
+    def total(self) -> int:
+        return self.template_tokens + self.variable_tokens + self.max_tokens + BUDGET_MARGIN
+
+
+@dataclass
+class _Totals:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model_seconds: float = 0.0
+    chunks_read: int = 0
+    steps: dict[int, int] = field(default_factory=dict)
+
+
+class Loop:
+    """Reads chunks for several questions at once with one strategy over one backend.
+
+    ``sinks`` receive every event in order. ``document`` and ``run_id`` only label RunStarted
+    (``run_id`` None: a new one from :func:`memread.trace.new_run_id`).
+    """
+
+    def __init__(self, backend: Backend, questions: Sequence[str], settings: LoopSettings | None = None,
+                 sinks: Iterable[Sink] = (), *, document: str = "", run_id: str | None = None,
+                 strategy: Strategy | None = None) -> None:
+        if not questions:
+            raise UsageError("no question to answer", hint='pass a question, e.g. memread ask FILE "…"')
+        self.backend = backend
+        self.questions = tuple(questions)
+        self.settings = settings or LoopSettings()
+        self.sinks = list(sinks)
+        self.document = document
+        if run_id is None:
+            from memread.trace import new_run_id
+
+            run_id = new_run_id()
+        self.run_id = run_id
+        names_stops = bool(getattr(backend, "reports_stop_reason", backend.name in ("llamacpp", "vllm", "fake")))
+        self.strategy = strategy or create_strategy(self.settings, backend.tokenizer, engine_names_stops=names_stops)
+
+    # --- budget -------------------------------------------------------------------------------------------
+
+    def budget(self) -> list[BudgetLine]:
+        """The worst-case size of every kind of prompt, per question, measured with the backend."""
+        lines = []
+        for lane, question in enumerate(self.questions):
+            for item in self.strategy.budget(question):
+                tokens = self.backend.count_prompt(self._messages(item.prompt))
+                lines.append(BudgetLine(lane, item.what, tokens, item.variable_tokens, item.max_tokens))
+        return lines
+
+    def check_budget(self) -> list[BudgetLine]:
+        """Raise BudgetError when a prompt could outgrow the backend's context; else return the budget."""
+        lines = self.budget()
+        worst = max(lines, key=lambda line: line.total)
+        limit = self.backend.context_length
+        if worst.total > limit:
+            s = self.settings
+            raise BudgetError(
+                f"a {worst.what} prompt for question {worst.lane + 1} may need {worst.total} tokens "
+                f"(template and question {worst.template_tokens}, memory/chunk {worst.variable_tokens}, "
+                f"reply {worst.max_tokens}) but the model's context holds {limit}",
+                hint=f"lower --chunk-tokens (now {s.chunk_tokens}) or --memory-tokens (now {s.memory_tokens}), "
+                     f"or raise the context size (--n-ctx) to at least {worst.total}")
+        return lines
+
+    # --- the run -------------------------------------------------------------------------------------------
+
+    def run(self, chunks: Iterable[Chunk], *, start_step: int = 0, states: dict[int, State] | None = None,
+            exited: Iterable[int] = ()) -> list[LaneResult]:
+        """Read ``chunks`` and answer every question.
+
+        Resuming: chunks with ``index < start_step`` are consumed without model calls (the strategy still
+        sees them through ``observe_chunk``), each lane restarts from ``states[lane]`` (the last
+        ``StepFinished.state`` of that lane) and lanes in ``exited`` read nothing more. Answers are
+        (re)computed for every lane.
+        """
+        self.check_budget()
+        lanes = range(len(self.questions))
+        state: dict[int, State] = {lane: dict((states or {}).get(lane) or self.strategy.initial_state())
+                                   for lane in lanes}
+        done = set(exited)
+        exited_at: dict[int, int | None] = {lane: None for lane in lanes}
+        totals = _Totals(steps={lane: int(state[lane].get("steps", 0)) for lane in lanes})
+        started = time.perf_counter()
+        resumed = start_step > 0 or bool(states) or bool(done)
+        self._emit(RunStarted(run_id=self.run_id, document=self.document, backend=self.backend.name,
+                              model=self.backend.model, strategy=self.settings.strategy,
+                              questions=self.questions, settings=self.settings.to_dict(),
+                              resumed_from_step=start_step if resumed else None))
+        try:
+            next_step = start_step
+            for chunk in chunks:
+                if chunk.index < start_step:
+                    self.strategy.observe_chunk(chunk)
+                    continue
+                active = [lane for lane in lanes if lane not in done]
+                if not active:
+                    break
+                self._step(chunk, active, state, totals, done, exited_at)
+                next_step = chunk.index + 1
+                totals.chunks_read += 1
+            results = self._answer(state, totals, next_step, exited_at)
+        except KeyboardInterrupt:
+            self._finish("interrupted", totals, started, "interrupted")
+            raise
+        except BackendError as error:
+            self._finish("failed", totals, started, error.message)
+            raise
+        except BaseException as error:
+            self._finish("failed", totals, started, f"{type(error).__name__}: {error}")
+            raise
+        finally:
+            self.strategy.close()
+        self._finish("ok", totals, started, None)
+        return results
+
+    def _step(self, chunk: Chunk, active: list[int], state: dict[int, State], totals: _Totals,
+              done: set[int], exited_at: dict[int, int | None]) -> None:
+        if chunk.tokens > self.settings.chunk_tokens:
+            raise BudgetError(f"chunk {chunk.index + 1} has {chunk.tokens} tokens, over the "
+                              f"{self.settings.chunk_tokens}-token chunk budget",
+                              hint="chunk the document with the same --chunk-tokens as the loop")
+        self._emit(StepStarted(step=chunk.index, chunk=chunk, lanes=tuple(active)))
+        plans = {lane: self.strategy.plan_step(lane, self.questions[lane], state[lane], chunk) for lane in active}
+        seed = None if self.settings.seed is None else self.settings.seed + chunk.index
+        completions, seconds = self._complete(
+            [self._request(plans[lane], seed, f"lane {lane}, step {chunk.index}") for lane in active], totals)
+        for lane, completion in zip(active, completions, strict=True):
+            before = state[lane]
+            result = self.strategy.read_reply(lane, self.questions[lane], before, chunk, completion)
+            totals.steps[lane] += 1
+            new_state = {**result.state, "steps": totals.steps[lane]}
+            state[lane] = new_state
+            self._emit(StepFinished(
+                lane=lane, step=chunk.index, chunk=chunk, memory_before=self.strategy.memory(before),
+                recalled_before=self.strategy.recalled_shown(before), prompt=plans[lane].prompt,
+                reply=completion.text, finish_reason=completion.finish_reason, memory=result.memory,
+                memory_changed=result.memory_changed, truncated=result.truncated, update=result.update,
+                exit=result.exit, recall_query=result.recall_query, recalled=result.recalled,
+                parse_issues=result.parse_issues, prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens, seconds=completion.seconds or seconds,
+                state=new_state, stopped_early=result.stopped_early, prompt_seconds=completion.prompt_seconds))
+            if result.truncated:
+                self._emit(Warned(message=f"question {lane + 1}: the reply at chunk {chunk.index + 1} hit the "
+                                          f"{plans[lane].max_tokens}-token limit; its memory may be cut off",
+                                  lane=lane, step=chunk.index))
+            if result.exit:
+                done.add(lane)
+                exited_at[lane] = chunk.index
+                self._emit(LaneExited(lane=lane, step=chunk.index, reason="exit-gate"))
+        self.strategy.observe_chunk(chunk)
+
+    def _answer(self, state: dict[int, State], totals: _Totals, steps_read: int,
+                exited_at: dict[int, int | None]) -> list[LaneResult]:
+        lanes = list(range(len(self.questions)))
+        plans = {lane: self.strategy.plan_final(lane, self.questions[lane], state[lane]) for lane in lanes}
+        seed = None if self.settings.seed is None else self.settings.seed + steps_read
+        completions, seconds = self._complete(
+            [self._request(plans[lane], seed, f"lane {lane}, answer") for lane in lanes], totals)
+        results = []
+        for lane, completion in zip(lanes, completions, strict=True):
+            answer, boxed = final_answer(completion.text, style=self.settings.final_prompt)
+            warnings: tuple[str, ...] = ()
+            if not boxed:
+                form = "\\boxed{}" if self.settings.final_prompt == "boxed" else '\\boxed{} or "the answer is"'
+                warnings = (f"the final reply has no {form}; the whole reply is the answer",)
+            if completion.finish_reason == "length":
+                warnings += (f"the final reply hit the {plans[lane].max_tokens}-token limit",)
+            self._emit(Answered(lane=lane, question=self.questions[lane], answer=answer, reply=completion.text,
+                                boxed=boxed, prompt=plans[lane].prompt, prompt_tokens=completion.prompt_tokens,
+                                completion_tokens=completion.completion_tokens,
+                                seconds=completion.seconds or seconds, warnings=warnings))
+            results.append(LaneResult(lane=lane, question=self.questions[lane], answer=answer,
+                                      reply=completion.text, boxed=boxed, memory=self.strategy.memory(state[lane]),
+                                      steps=totals.steps[lane], exited_at=exited_at[lane]))
+        return results
+
+    # --- helpers ---------------------------------------------------------------------------------------
+
+    def _messages(self, prompt: str) -> tuple[Message, ...]:
+        user = Message("user", prompt)
+        return (Message("system", self.settings.system), user) if self.settings.system is not None else (user,)
+
+    def _request(self, plan: StepPlan, seed: int | None, tag: str) -> ChatRequest:
+        return ChatRequest(messages=self._messages(plan.prompt), max_tokens=plan.max_tokens, stop=plan.stop,
+                           temperature=self.settings.temperature, top_p=self.settings.top_p, seed=seed, tag=tag)
+
+    def _complete(self, requests: list[ChatRequest], totals: _Totals) -> tuple[list[Completion], float]:
+        """One backend call for the batch; returns the completions and the mean seconds per request."""
+        begun = time.perf_counter()
+        completions = self.backend.complete(requests)
+        elapsed = time.perf_counter() - begun
+        totals.model_seconds += elapsed
+        if len(completions) != len(requests):
+            raise BackendError(f"the {self.backend.name} backend returned {len(completions)} completions "
+                               f"for {len(requests)} requests", hint="this is a bug in the backend")
+        for completion in completions:
+            totals.prompt_tokens += completion.prompt_tokens
+            totals.completion_tokens += completion.completion_tokens
+        return completions, elapsed / max(1, len(requests))
+
+    def _emit(self, event: Event) -> None:
+        for sink in self.sinks:
+            sink(event)
+
+    def _finish(self, status: str, totals: _Totals, started: float, error: str | None) -> None:
+        event = RunFinished(status=status, chunks_read=totals.chunks_read, prompt_tokens=totals.prompt_tokens,
+                            completion_tokens=totals.completion_tokens,
+                            wall_seconds=time.perf_counter() - started, model_seconds=totals.model_seconds,
+                            error=error)
+        if status == "ok":
+            self._emit(event)
+            return
+        # Already failing: a sink that fails too (a full disk under the trace) must not hide the first error.
+        for sink in self.sinks:
+            with contextlib.suppress(Exception):
+                sink(event)
