@@ -4,6 +4,9 @@ and against tiny fake servers for the faults a real one will not produce on dema
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -214,6 +217,31 @@ def test_lanes_run_concurrently_up_to_the_bound_and_keep_their_order() -> None:
         backend.close()
     assert [c.text for c in done] == [f"reply to lane {i}" for i in range(7)]
     assert server.peak_in_flight == 3
+
+
+def test_ctrl_c_while_lanes_wait_for_the_server_exits_at_once(tmp_path: Path) -> None:
+    script = tmp_path / "read.py"
+    script.write_text(
+        "import sys\n"
+        "from memread.backends.base import ChatRequest, Message\n"
+        "from memread.backends.openai_http import OpenAIBackend\n"
+        "backend = OpenAIBackend(base_url=sys.argv[1], context_length=4096)\n"
+        "print('reading', flush=True)\n"
+        "try:\n"
+        "    backend.complete([ChatRequest((Message('user', f'lane {i}'),), max_tokens=9) for i in range(3)])\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(130)\n"
+    )
+    with fake_server("slow", delay=30.0) as slow:
+        reader = subprocess.Popen([sys.executable, str(script), slow.url], stdout=subprocess.PIPE, text=True)
+        assert reader.stdout is not None and reader.stdout.readline() == "reading\n"
+        time.sleep(0.5)  # the three requests are waiting on the server now
+        reader.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        assert reader.wait(timeout=10) == 130
+        assert time.monotonic() - started < 5  # not the 30 s the server would take
+        assert reader.stdout.read() == "interrupted\n"
 
 
 @pytest.mark.parametrize("mode", ["flaky", "busy"])

@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import math
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -92,7 +92,7 @@ class OpenAIBackend:
             timeout=httpx.Timeout(self.timeout, connect=connect_timeout),
             limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
         )
-        self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="memread-http")
+        self._slots = threading.BoundedSemaphore(self.concurrency)
         # A retried read timeout would re-run a multi-minute generation, so only failures that happen before
         # the server starts working (connection refused/dropped, 429, 5xx) are retried.
         self._retrying = tenacity.Retrying(
@@ -148,18 +148,33 @@ class OpenAIBackend:
         return sum(self._tokenizer.count(m["content"]) for m in wire) + ESTIMATE_SLACK + 8 * len(wire)
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        """Send the requests concurrently (at most ``concurrency`` in flight); completions come back in order."""
+        """Send the requests concurrently (at most ``concurrency`` in flight); completions come back in order.
+
+        Each request runs in a daemon thread: on Ctrl-C the caller gets KeyboardInterrupt at once and the
+        process can exit without waiting for replies still being generated."""
         if len(requests) <= 1:
             return [self._complete_one(r) for r in requests]
-        futures = [self._pool.submit(self._complete_one, r) for r in requests]
-        try:
-            return [f.result() for f in futures]
-        finally:
-            for f in futures:
-                f.cancel()
+        results: list[Completion | BaseException | None] = [None] * len(requests)
+
+        def run(index: int, request: ChatRequest) -> None:
+            with self._slots:
+                try:
+                    results[index] = self._complete_one(request)
+                except BaseException as error:  # handed to the caller's thread below
+                    results[index] = error
+
+        threads = [threading.Thread(target=run, args=(i, r), daemon=True, name=f"memread-http-{i}")
+                   for i, r in enumerate(requests)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return [r for r in results if isinstance(r, Completion)]
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
         self._client.close()
 
     # -- one request -----------------------------------------------------------------------------------------
