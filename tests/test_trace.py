@@ -191,3 +191,126 @@ def test_a_step_cut_short_by_a_crash_is_replaced_by_its_redo_after_resume(tmp_pa
     assert [s.step for s in trace.steps(lane=0)] == [0, 1, 2, 3, 4]
     assert trace.records[[r["type"] for r in trace.records].index("resumed")]["resumed_from_step"] == 2
     assert [e for _, e in trace.events()] == full
+
+
+# --- with the real loop (scripted fake backend) -----------------------------------------------------------
+
+LOG = "".join(
+    f"2026-03-{day:02d} harbour log: {'the Widow pier closed for 12 days after the storm' if day == 4 else 'calm'}"
+    f" on day {day}, {'nothing of note' if day != 7 else 'Ada Quist repaired the lamp'}.\n\n"
+    for day in range(1, 11))
+
+
+def gated_reply(request):
+    """A well-behaved gated model: updates when the section holds a fact it has not noted yet."""
+    prompt = request.messages[-1].content
+    if "<section>" not in prompt:  # the final prompt
+        return "The pier was closed for \\boxed{12} days."
+    section = prompt.split("<section>")[-1]
+    memory = prompt.split("<memory>")[-1].split("</memory>")[0].strip()
+    for fact in ("the Widow pier closed for 12 days after the storm", "Ada Quist repaired the lamp"):
+        if fact in section and fact not in memory:
+            kept = "" if memory.startswith("No previous memory") else memory + "\n"
+            return f"<think>new</think><check>yes</check><update>{kept}{fact}.</update><next>continue</next>"
+    return "<think>nothing</think><check>no</check><next>continue</next>"
+
+
+class Interrupting:
+    """Wraps a backend and raises KeyboardInterrupt on the n-th call (Ctrl-C in the middle of a step)."""
+
+    def __init__(self, backend, at_call):
+        self.backend, self.at_call, self.calls = backend, at_call, 0
+
+    def __getattr__(self, name):
+        return getattr(self.backend, name)
+
+    def complete(self, requests):
+        self.calls += 1
+        if self.calls == self.at_call:
+            raise KeyboardInterrupt
+        return self.backend.complete(requests)
+
+
+def loop_run(tmp_path, backend, *, trace_path, resume_from=None, sinks=()):
+    from memread.chunk import Chunker
+    from memread.ingest import open_document
+    from memread.loop import Loop, LoopSettings
+
+    source = tmp_path / "harbour.log"
+    if not source.exists():
+        source.write_text(LOG)
+    settings = LoopSettings(strategy="gated", chunk_tokens=120, memory_tokens=200, temperature=0.0, seed=1)
+    document = open_document(str(source))
+    chunks = Chunker(backend.tokenizer, settings.chunk_tokens).chunks(document.segments())
+    if resume_from is None:
+        writer = TraceWriter(trace_path)
+        loop = Loop(backend, ["How many days was the pier closed?"], settings, [writer, *sinks], document="harbour.log")
+        try:
+            return loop.run(chunks)
+        finally:
+            writer.close()
+    trace = read_trace(resume_from)
+    check_resume(trace, questions=["How many days was the pier closed?"], strategy="gated", model=backend.model,
+                 settings=settings.to_dict())
+    point = trace.resume_point()
+    writer = TraceWriter(resume_from, resume=True)
+    loop = Loop(backend, list(trace.questions), settings, [writer, *sinks], document="harbour.log",
+                run_id=trace.run_id)
+    try:
+        return loop.run(verify_chunks(trace, chunks), start_step=point.start_step, states=point.states,
+                        exited=point.exited)
+    finally:
+        writer.close()
+
+
+def test_a_real_loop_run_is_recorded_step_by_step(tmp_path):
+    from memread.backends.fake import FakeBackend
+    from memread.report import RESULT_SCHEMA, RunReport
+
+    report = RunReport()
+    results = loop_run(tmp_path, FakeBackend(gated_reply), trace_path=tmp_path / "run.jsonl", sinks=[report])
+    trace = read_trace(tmp_path / "run.jsonl")
+    assert trace.status() == "ok" and results[0].answer == "12"
+    steps = trace.steps(lane=0)
+    assert len(steps) == len(trace.chunks()) >= 5
+    assert steps[-1].memory == results[0].memory
+    assert [s.update for s in steps].count(True) == 2
+    assert RunReport.from_trace(trace).result() == report.result()
+    result = report.result(trace_path=str(trace.path))
+    import jsonschema
+
+    jsonschema.validate(result, RESULT_SCHEMA)
+    cited = {c["excerpt"]: c for c in result["citations"]}
+    assert set(cited) == {"the Widow pier closed for 12 days after the storm.", "Ada Quist repaired the lamp."}
+    pier = cited["the Widow pier closed for 12 days after the storm."]
+    assert pier["spans"][0]["line_first"] <= 7 <= pier["spans"][0]["line_last"]  # day 4 is line 7 of the log
+
+
+def test_ctrl_c_then_resume_reaches_the_uninterrupted_result(tmp_path):
+    from memread.backends.fake import FakeBackend
+
+    straight = loop_run(tmp_path, FakeBackend(gated_reply), trace_path=tmp_path / "straight.jsonl")
+    for at_call in (1, 3, 5):
+        path = tmp_path / f"cut{at_call}.jsonl"
+        with pytest.raises(KeyboardInterrupt):
+            loop_run(tmp_path, Interrupting(FakeBackend(gated_reply), at_call), trace_path=path)
+        cut = read_trace(path)
+        assert cut.status() == "interrupted" and cut.resume_point().start_step == at_call - 1
+        resumed = loop_run(tmp_path, FakeBackend(gated_reply), trace_path=None, resume_from=path)
+        assert resumed == straight
+        trace = read_trace(path)
+        assert trace.status() == "ok"
+        assert [s.memory for s in trace.steps(0)] == [s.memory for s in read_trace(tmp_path / "straight.jsonl").steps(0)]
+
+
+def test_resuming_with_another_document_is_refused_before_any_model_call(tmp_path):
+    from memread.backends.fake import FakeBackend
+
+    path = tmp_path / "cut.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        loop_run(tmp_path, Interrupting(FakeBackend(gated_reply), 4), trace_path=path)
+    (tmp_path / "harbour.log").write_text(LOG.replace("calm on day 2", "stormy on day 2"))
+    backend = FakeBackend(gated_reply)
+    with pytest.raises(TraceError, match="the document changed at chunk"):
+        loop_run(tmp_path, backend, trace_path=None, resume_from=path)
+    assert backend.calls == []
