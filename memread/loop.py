@@ -191,7 +191,7 @@ class Loop:
         state: dict[int, State] = {lane: dict((states or {}).get(lane) or self.strategy.initial_state())
                                    for lane in lanes}
         done = set(exited)
-        exited_at: dict[int, int | None] = {lane: None for lane in lanes}
+        exited_at: dict[int, int | None] = {lane: state[lane].get("exited_at") for lane in lanes}
         totals = _Totals(steps={lane: int(state[lane].get("steps", 0)) for lane in lanes})
         started = time.perf_counter()
         resumed = start_step > 0 or bool(states) or bool(done)
@@ -242,6 +242,8 @@ class Loop:
             result = self.strategy.read_reply(lane, self.questions[lane], before, chunk, completion)
             totals.steps[lane] += 1
             new_state = {**result.state, "steps": totals.steps[lane]}
+            if result.exit:
+                new_state["exited_at"] = chunk.index  # kept in the state so a resumed run still knows
             state[lane] = new_state
             self._emit(StepFinished(
                 lane=lane, step=chunk.index, chunk=chunk, memory_before=self.strategy.memory(before),
