@@ -17,6 +17,7 @@ from memread.backends.llamacpp import (
     LlamaCppBackend,
     LlamaTokenizer,
     default_threads,
+    free_cores,
     parse_cpu_list,
     physical_cores,
 )
@@ -215,7 +216,10 @@ def test_threads_default_to_physical_cores_and_memread_threads_overrides(monkeyp
     cores = physical_cores()
     assert 1 <= cores <= len(os.sched_getaffinity(0))
     monkeypatch.delenv("MEMREAD_THREADS", raising=False)
-    assert default_threads() == cores
+    assert 1 <= default_threads() <= cores
+    # Busy cores are left alone: one other busy process on 2 cores leaves 1 thread, never fewer than 1.
+    assert free_cores(2, 0.2) == 2 and free_cores(2, 0.9) == 1 and free_cores(2, 6.5) == 1
+    assert free_cores(8, 2.4) == 6 and free_cores(8, None) == 8
     monkeypatch.setenv("MEMREAD_THREADS", "3")
     assert default_threads() == 3
     monkeypatch.setenv("MEMREAD_THREADS", "many")

@@ -7,8 +7,8 @@ Three things here are not what llama-cpp-python does by default, on purpose:
   real end-of-turn token (prompt injection from the document). We render the template with placeholders,
   tokenize the template pieces with special tokens and the message contents without (see
   :mod:`memread.backends.chat_prompt`), and generate from token ids.
-* **Threads = physical cores.** llama.cpp defaults count logical CPUs; OpenMP threads spin-wait, and
-  oversubscribing SMT siblings or busy cores made decoding 5× slower on the 2-core machines we measured.
+* **Threads = free physical cores.** llama.cpp defaults count logical CPUs; its threads spin-wait, and
+  oversubscribing SMT siblings or busy cores made it 5-10× slower on the 2-core machines we measured.
 * **No stderr noise.** llama.cpp prints while loading even with ``verbose=False``; we point fd 2 at a
   temporary file during the load only (in the main thread) and show its tail if the load fails.
 """
@@ -89,7 +89,7 @@ def _physical_cores_elsewhere() -> int:
 
 
 def default_threads() -> int:
-    """``MEMREAD_THREADS``, else :func:`physical_cores`."""
+    """``MEMREAD_THREADS``, else the physical cores not already busy (see :func:`free_cores`)."""
     value = os.environ.get("MEMREAD_THREADS")
     if value:
         try:
@@ -99,7 +99,25 @@ def default_threads() -> int:
         if threads < 1:
             raise UsageError("MEMREAD_THREADS must be at least 1")
         return threads
-    return physical_cores()
+    return free_cores(physical_cores(), _load_average())
+
+
+def free_cores(cores: int, load: float | None) -> int:
+    """Cores left for llama.cpp when ``load`` runnable processes (the 1-minute load average) already use
+    some: at least 1. llama.cpp's threads spin-wait for each other, so one descheduled thread stalls them
+    all: on 2 cores with other work running, 2 threads ran SmolLM2 7x slower than 1 (prefill 29-39 vs
+    212 tok/s, decode 2.2-2.8 vs 22-31 tok/s). Rounding the load up from 0.5 errs towards fewer threads,
+    which costs at most the idle share; too many costs several times over."""
+    if load is None:
+        return cores
+    return max(1, min(cores, cores - int(load + 0.5)))
+
+
+def _load_average() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows
+        return None
 
 
 # --- quiet loading --------------------------------------------------------------------------------------
@@ -218,6 +236,9 @@ class LlamaCppBackend:
         self.model = model_name or str(self.model_path)
         self.warnings: list[str] = []
         self.n_threads = n_threads or default_threads()
+        if n_threads is None and not os.environ.get("MEMREAD_THREADS") and self.n_threads < physical_cores():
+            self.warnings.append(f"the machine is busy (load {_load_average() or 0:.1f} on {physical_cores()} "
+                                 f"cores): using {self.n_threads} llama.cpp thread(s); MEMREAD_THREADS overrides")
         self.seed = seed
         self.prefix_cache = prefix_cache
         self.system = system
