@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
 import synthetic_run
 
 from memread.cli.environment import Environment
@@ -154,3 +155,44 @@ def test_the_header_splits_prefill_and_decode_rates_when_the_backend_times_prefi
     out = io.StringIO()
     Console(file=out, width=120, color_system=None).print(frame(state, width=120))
     assert "decode 200.0 tok/s" in out.getvalue() and "prefill 25" in out.getvalue()
+
+
+@pytest.mark.model
+def test_a_real_smollm2_run_shows_live_and_replays_from_its_trace(smollm2_backend, tmp_path):
+    """SmolLM2 reads a three-chunk report on a fake terminal; the trace replays the same memories."""
+    from memread.chunk import Chunker
+    from memread.cli.player import Player
+    from memread.document import Provenance, Segment
+    from memread.loop import Loop, LoopSettings
+    from memread.trace import TraceWriter, read_trace
+
+    paragraphs = [
+        "The harbour had a quiet winter. Fishing boats stayed in port through January.",
+        "In February a storm closed the Widow's Pier for twelve days while divers checked the piles.",
+        "In October the harbour engineer, Ada Quist, repaired the lighthouse lamp.",
+    ]
+    segments = [Segment(text + "\n\n", Provenance("report.txt", page=i + 1)) for i, text in enumerate(paragraphs)]
+    settings = LoopSettings(strategy="overwrite", chunk_tokens=40, memory_tokens=48, final_tokens=32,
+                            temperature=0.0, seed=3)
+    chunks = list(Chunker(smollm2_backend.tokenizer, settings.chunk_tokens).chunks(segments))
+    env = terminal()
+    live = LiveView(env, total=len(chunks), tokenizer=smollm2_backend.tokenizer)
+    writer = TraceWriter(tmp_path / "smol.jsonl")
+    loop = Loop(smollm2_backend, ["How many days was the Widow's Pier closed?"], settings, [writer, live],
+                document="report.txt")
+    try:
+        results = loop.run(chunks)
+    finally:
+        live.close()
+        writer.close()
+    shown = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", env.stderr.getvalue())
+    assert f"chunk {len(chunks)}/{len(chunks)}" in shown and "100%" in shown
+    assert "prefill" in shown and "decode" in shown  # llama.cpp times prefill
+    assert "╔═ answer" in shown and f"{len(chunks)} chunks · " in shown and "sources: report.txt" in shown
+    assert env.stdout.getvalue() == ""
+
+    trace = read_trace(tmp_path / "smol.jsonl")
+    player = Player(trace)
+    recorded = [step.memory for step in trace.steps(0)]
+    assert [player.state(p).lanes[0].memory for p in range(len(player))] == recorded
+    assert recorded[-1] == results[0].memory and trace.answers()[0].answer == results[0].answer

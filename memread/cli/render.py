@@ -81,7 +81,11 @@ def header(state: ViewState) -> Panel:
     grid.add_column(ratio=1)
     grid.add_column(justify="right")
     model = Path(state.model).name if state.model else "?"
-    grid.add_row(Text.assemble((state.document or "?", "bold"), f"  {model} · {state.backend} · {state.strategy}"),
+    document = state.document or "?"
+    if len(document) > 40:  # keep the end of a long path: the file name says the most
+        document = "…" + document[-39:]
+    grid.add_row(Text.assemble((document, "bold"), f"  {_short(model, 32)} · {state.backend} · {state.strategy}",
+                               no_wrap=True, overflow="ellipsis"),
                  Text(f"elapsed {duration(state.elapsed)}"))
     done = state.steps_done
     reading = (state.step + 1) if state.step is not None else 0
@@ -146,7 +150,9 @@ def answer_panels(state: ViewState, *, citations: dict[int, str] | None = None) 
         if view.answer is None:
             continue
         title = "answer" if len(state.lanes) == 1 else f"answer {view.lane + 1}: {_short(view.question, 60)}"
-        body = Text(view.answer.answer or "(empty)", style="bold")
+        # The full answer goes to stdout; the panel keeps to a few lines so a rambling reply cannot flood.
+        body = Text(_short(view.answer.answer, 6 * 100) if len(view.answer.answer) > 600 else
+                    (view.answer.answer or "(empty)"), style="bold")
         if not view.answer.boxed:
             body.append("\n(no \\boxed{} in the reply: showing the whole reply)", style="dim")
         parts.append(Panel(body, title=title, title_align="left", box=box.DOUBLE, border_style="green"))

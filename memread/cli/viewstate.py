@@ -105,7 +105,7 @@ class ViewState:
             self.prompt_tokens += event.prompt_tokens
             self.completion_tokens += event.completion_tokens
         elif isinstance(event, Warned):
-            named = event.lane is None or len(self.lanes) < 2 or event.message.startswith("lane")
+            named = event.lane is None or len(self.lanes) < 2 or event.message.startswith(("lane", "question"))
             self.warnings.append(event.message if named else f"lane {event.lane + 1}: {event.message}")
         elif isinstance(event, RunFinished):
             self.finished = event
