@@ -13,14 +13,8 @@ import pytest
 from memread.backends import backend_names, create_backend
 from memread.backends.base import Backend, ChatRequest, Message
 from memread.backends.chat_prompt import resolve_template
-from memread.backends.llamacpp import (
-    LlamaCppBackend,
-    LlamaTokenizer,
-    default_threads,
-    free_cores,
-    parse_cpu_list,
-    physical_cores,
-)
+from memread.backends.llamacpp import LlamaCppBackend, LlamaTokenizer
+from memread.backends.threads import default_threads, free_cores, parse_cpu_list, physical_cores
 from memread.errors import BackendError, BudgetError, UsageError
 
 CAPITAL = (Message("system", "You answer in one short sentence."),
