@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 import synthetic_run
@@ -314,3 +317,72 @@ def test_resuming_with_another_document_is_refused_before_any_model_call(tmp_pat
     with pytest.raises(TraceError, match="the document changed at chunk"):
         loop_run(tmp_path, backend, trace_path=None, resume_from=path)
     assert backend.calls == []
+
+
+# --- kill -9 in the middle of a real run ------------------------------------------------------------------
+
+KILLED_RUN = r'''
+import sys
+from memread.backends.llamacpp import LlamaCppBackend
+from memread.chunk import Chunker
+from memread.document import Provenance, Segment
+from memread.loop import Loop, LoopSettings
+from memread.trace import TraceWriter
+
+model, trace_path, text = sys.argv[1], sys.argv[2], sys.argv[3]
+backend = LlamaCppBackend(model, model_name="smollm2-135m", n_ctx=4096, n_threads=1)
+settings = LoopSettings(strategy="overwrite", chunk_tokens=40, memory_tokens=40, final_tokens=24,
+                        temperature=0.0, seed=5)
+chunks = Chunker(backend.tokenizer, 40).chunks([Segment(text, Provenance("notes.txt", line_start=1))])
+Loop(backend, ["Who repaired the lamp?"], settings, [TraceWriter(trace_path)], document="notes.txt").run(chunks)
+'''
+NOTES = "".join(f"Day {d}: {'Ada Quist repaired the lighthouse lamp' if d == 5 else 'the harbour was calm'}.\n\n"
+                for d in range(1, 25))
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_kill_9_mid_run_then_resume_matches_the_uninterrupted_run(smollm2_backend, smollm2_path, tmp_path):
+    from memread.chunk import Chunker
+    from memread.document import Provenance, Segment
+    from memread.loop import Loop, LoopSettings
+
+    settings = LoopSettings(strategy="overwrite", chunk_tokens=40, memory_tokens=40, final_tokens=24,
+                            temperature=0.0, seed=5)
+
+    def chunks():
+        return Chunker(smollm2_backend.tokenizer, 40).chunks([Segment(NOTES, Provenance("notes.txt", line_start=1))])
+
+    straight_path = tmp_path / "straight.jsonl"
+    writer = TraceWriter(straight_path)
+    straight = Loop(smollm2_backend, ["Who repaired the lamp?"], settings, [writer], document="notes.txt").run(chunks())
+    writer.close()
+    assert len(read_trace(straight_path).steps()) >= 4
+
+    path = tmp_path / "killed.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    child = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(smollm2_path), str(path), NOTES], env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # kill it once two steps are on disk
+            if path.exists() and path.read_bytes().count(b'"type":"step_finished"') >= 2:
+                break
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait()
+    cut = read_trace(path)
+    assert cut.status() == "interrupted"
+    point = cut.resume_point()
+    assert 2 <= point.start_step < len(read_trace(straight_path).steps())
+
+    check_resume(cut, questions=["Who repaired the lamp?"], strategy="overwrite", model=smollm2_backend.model,
+                 settings=settings.to_dict())
+    writer = TraceWriter(path, resume=True)
+    resumed = Loop(smollm2_backend, list(cut.questions), settings, [writer], document="notes.txt",
+                   run_id=cut.run_id).run(verify_chunks(cut, chunks()), start_step=point.start_step,
+                                          states=point.states, exited=point.exited)
+    writer.close()
+    assert resumed == straight
+    assert [s.memory for s in read_trace(path).steps(0)] == [s.memory for s in read_trace(straight_path).steps(0)]
+    assert read_trace(path).status() == "ok"
