@@ -43,6 +43,7 @@ from memread.events import (
 from memread.prompts import FINAL_PROMPTS, LAYOUTS
 from memread.strategies import Strategy, create_strategy, strategy_names
 from memread.strategies.base import State, StepPlan
+from memread.tokens import Tokenizer
 
 # Tokens allowed for BPE merges across the joins of template, question, memory and chunk.
 BUDGET_MARGIN = 16
@@ -55,7 +56,10 @@ class LoopSettings:
     strategy: str = "overwrite"  # "overwrite" | "gated" | "callback"
     chunk_tokens: int = 5000  # chunk budget (MemAgent: 5,000)
     memory_tokens: int = 1024  # memory cap = generation cap of a memory step (MemAgent: 1,024)
-    reply_tokens: int | None = None  # generation cap of a gated/callback step; None: 2 x memory_tokens
+    # Generation cap of a memory step; None: memory_tokens. GRU-Mem and ReMemR1 allowed 2,048 tokens for
+    # thinking + tags + memory; memread keeps the cap at the memory size so that every strategy fits an
+    # 8K context with the default 5,000-token chunks.
+    reply_tokens: int | None = None
     temperature: float = 0.7  # MemAgent sampled at 0.7 / 0.95
     top_p: float = 0.95
     seed: int | None = 0
@@ -113,6 +117,20 @@ class BudgetLine:
     @property
     def total(self) -> int:
         return self.template_tokens + self.variable_tokens + self.max_tokens + BUDGET_MARGIN
+
+
+def context_needed(settings: LoopSettings, questions: Sequence[str], tokenizer: Tokenizer, *,
+                   template_tokens: int = 64) -> int:
+    """The context window a run needs, for sizing a backend before it exists (e.g. llama.cpp's ``n_ctx``).
+
+    Measures the prompts with ``tokenizer`` (the model's own, e.g. a vocab-only load) and adds
+    ``template_tokens`` for the chat template's role markers (and default system line); the loop's exact
+    check with the loaded backend still runs before the first call.
+    """
+    strategy = create_strategy(settings, tokenizer)
+    extra = template_tokens + (tokenizer.count(settings.system) if settings.system else 0)
+    return max(tokenizer.count(item.prompt) + extra + item.variable_tokens + item.max_tokens + BUDGET_MARGIN
+               for question in questions for item in strategy.budget(question))
 
 
 @dataclass

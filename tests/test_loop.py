@@ -247,3 +247,45 @@ def test_completion_objects_from_the_script_are_used_as_is() -> None:
     Loop(backend, ["Q?"], LoopSettings(chunk_tokens=100), [events.append]).run(chunks()[:1])
     step = [e for e in events if isinstance(e, StepFinished)][0]
     assert step.truncated and step.completion_tokens == 64
+
+
+def test_context_needed_sizes_a_backend_before_it_exists() -> None:
+    from memread.loop import context_needed
+    from memread.tokens import CharTokenizer
+
+    for strategy in ("overwrite", "gated", "callback"):
+        settings = LoopSettings(strategy=strategy, chunk_tokens=500, memory_tokens=200, system="Be brief.")
+        needed = context_needed(settings, QUESTIONS, CharTokenizer(), template_tokens=8)
+        loop = Loop(FakeBackend(model, context_length=needed), QUESTIONS, settings)
+        assert needed == max(line.total for line in loop.check_budget())
+        with pytest.raises(BudgetError):
+            Loop(FakeBackend(model, context_length=needed - 1), QUESTIONS, settings).check_budget()
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("strategy", ["overwrite", "gated", "callback"])
+def test_smollm2_reads_a_small_report_end_to_end(strategy: str, smollm2_backend) -> None:  # type: ignore[no-untyped-def]
+    """The real loop on the real llama.cpp backend: replies are whatever a 135M model writes, so the test
+    checks the run's shape (lock-step, every lane answered, events in order), not the answers."""
+    from memread.chunk import Chunker
+    from memread.document import Provenance, Segment
+
+    text = "\n\n".join(PAGES * 3)
+    lanes = 2 if strategy == "gated" else 1  # lock-step lanes once is enough on a slow shared CPU
+    settings = LoopSettings(strategy=strategy, chunk_tokens=120, memory_tokens=40, final_tokens=24,
+                            temperature=0.7, seed=1, recall_from="chunks" if strategy == "callback" else "memories")
+    pieces = list(Chunker(smollm2_backend.tokenizer, 120).chunks([Segment(text, Provenance("report.txt"))]))
+    assert len(pieces) >= 2
+    events: list[Event] = []
+    results = Loop(smollm2_backend, QUESTIONS[:lanes], settings, [events.append]).run(pieces)
+    assert [r.lane for r in results] == list(range(lanes)) and all(r.answer for r in results)
+    assert isinstance(events[0], RunStarted) and isinstance(events[-1], RunFinished)
+    assert events[-1].status == "ok" and events[-1].completion_tokens > 0
+    assert 0 < events[-1].model_seconds <= events[-1].wall_seconds
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    assert len(steps) == lanes * len(pieces) or any(s.exit for s in steps)
+    assert all(0 < s.completion_tokens <= 40 and s.prompt_tokens > 0 for s in steps)
+    assert all(s.truncated == (s.finish_reason == "length") for s in steps)
+    answered = [e for e in events if isinstance(e, Answered)]
+    assert [a.lane for a in answered] == list(range(lanes))
+    assert all(a.boxed or a.warnings for a in answered)

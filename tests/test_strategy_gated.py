@@ -91,7 +91,8 @@ def test_the_early_stop_strings_are_sent_and_can_be_turned_off() -> None:
     strategy = GatedStrategy(LoopSettings(strategy="gated"))
     plan = strategy.plan_step(0, "Q?", strategy.initial_state(), CHUNK)
     assert plan.stop == CHECK_NO_STOPS and len(plan.stop) <= 4
-    assert plan.max_tokens == 2 * 1024
+    assert plan.max_tokens == 1024  # thinking, gates and memory share the memory cap
+    assert GatedStrategy(LoopSettings(strategy="gated", reply_tokens=2048)).reply_tokens == 2048
     off = GatedStrategy(LoopSettings(strategy="gated", stop_on_check_no=False))
     assert off.plan_step(0, "Q?", off.initial_state(), CHUNK).stop == ()
 

@@ -104,8 +104,9 @@ class Strategy(ABC):
 
     @property
     def reply_tokens(self) -> int:
-        """The generation cap of a memory step (a memory is at most this long)."""
-        return self.settings.memory_tokens
+        """The generation cap of a memory step: ``reply_tokens`` if set, else ``memory_tokens``. The memory
+        is the reply or a part of it, so it is never longer; that is what bounds the prompt."""
+        return self.settings.reply_tokens or self.settings.memory_tokens
 
     @abstractmethod
     def budget(self, question: str) -> list[BudgetItem]:

@@ -84,11 +84,6 @@ class CallbackStrategy(Strategy):
         self._passage_count = 0
 
     @property
-    def reply_tokens(self) -> int:
-        # Thinking + update + recall: ReMemR1 evaluated with 2,048-token responses.
-        return self.settings.reply_tokens or 2 * self.settings.memory_tokens
-
-    @property
     def recalled_tokens(self) -> int:
         """The most a <recalled_memory> block can hold: a memory, plus a passage when recalling chunks."""
         extra = self.settings.recall_tokens + 2 if self.settings.recall_from == "chunks" else 0

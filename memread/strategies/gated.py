@@ -140,11 +140,6 @@ def parse_gated(text: str, *, stopped_early: bool = False) -> GatedReply:
 class GatedStrategy(Strategy):
     name = "gated"
 
-    @property
-    def reply_tokens(self) -> int:
-        # Thinking + gates + the whole memory: GRU-Mem trained with 2,048-token responses.
-        return self.settings.reply_tokens or 2 * self.settings.memory_tokens
-
     def plan_step(self, lane: int, question: str, state: State, chunk: Chunk) -> StepPlan:
         prompt = prompts.grumem_memory_prompt(question, self.memory(state), chunk.text,
                                               layout=self.settings.layout)
