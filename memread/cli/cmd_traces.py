@@ -16,6 +16,16 @@ def _cut(text: str | None, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _local(created: str) -> str:
+    """The creation time (stored in UTC) in the user's time zone."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(created).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return created[:16]
+
+
 @app.callback(invoke_without_command=True)
 def traces(
     ctx: typer.Context,
@@ -40,7 +50,7 @@ def traces(
         question = run.questions[0] if run.questions else ""
         if len(run.questions) > 1:
             question += f" (+{len(run.questions) - 1})"
-        rows.append((run.run_id, run.created[:16].replace("T", " "), run.status, run.strategy,
+        rows.append((run.run_id, _local(run.created), run.status, run.strategy,
                      _cut(Path(run.model).name, 24), _cut(run.document, 24), _cut(question, 40),
                      _cut(run.answers[0] if run.answers else None, 30)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
