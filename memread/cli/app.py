@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from memread import __version__
-from memread.cli import cmd_completions, cmd_inspect, cmd_models, cmd_paths, cmd_replay, cmd_traces
+from memread.cli import cmd_ask, cmd_completions, cmd_inspect, cmd_models, cmd_paths, cmd_replay, cmd_traces
 
 app = typer.Typer(
     name="memread",
@@ -36,6 +36,8 @@ def _root(
     """memread reads a document chunk by chunk, keeps a bounded memory, and answers from it."""
 
 
+app.command("ask")(cmd_ask.ask)
+app.command("resume")(cmd_ask.resume)
 app.command("inspect")(cmd_inspect.inspect)
 app.command("paths")(cmd_paths.paths)
 app.command("replay")(cmd_replay.replay)

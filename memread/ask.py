@@ -1,0 +1,134 @@
+"""One read, wired end to end: source -> document -> chunks (counted by the backend's tokenizer) -> Loop -> sinks.
+
+This is the library behind ``memread ask`` and ``memread resume``: the CLI only parses options, builds the
+backend and the sinks, and renders. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from memread.backends.base import Backend
+from memread.document import Chunk, Document
+from memread.events import Sink, Warned
+from memread.loop import LaneResult, Loop, LoopSettings
+
+# Counting the chunks up front costs one extra pass of extraction and tokenization; above this size the
+# progress display goes without a total rather than delay the start.
+COUNT_LIMIT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class Resume:
+    """What a resumed run restarts from (see :meth:`memread.trace.Trace.resume_point`)."""
+
+    run_id: str
+    start_step: int
+    states: dict[int, dict[str, Any]]
+    exited: tuple[int, ...]
+    trace: Any = None  # the memread.trace.Trace being resumed: re-read chunks are checked against it
+
+
+def open_source(source: str, *, stdin: IO[bytes] | None = None, password: str | None = None) -> Document:
+    """Open ``source`` (a path, a directory or ``-``) as a lazy :class:`Document`; raises InputError."""
+    from memread.ingest import open_document
+
+    return open_document(source, stdin=stdin, password=password)
+
+
+def count_chunks(source: str, backend: Backend, settings: LoopSettings, *, password: str | None = None) -> int | None:
+    """How many chunks ``source`` makes, by one pass over it; None for stdin, pipes and very large inputs."""
+    if source == "-":
+        return None
+    path = Path(source)
+    try:
+        if path.is_file():
+            size = path.stat().st_size
+        elif path.is_dir():
+            size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+        else:
+            return None  # a named pipe or something stranger: reading it twice would consume it
+    except OSError:
+        return None
+    if size > COUNT_LIMIT_BYTES:
+        return None
+    from memread.chunk import Chunker
+
+    document = open_source(source, password=password)
+    return sum(1 for _ in Chunker(backend.tokenizer, settings.chunk_tokens).chunks(document.segments()))
+
+
+def _chunks_with_warnings(document: Document, chunks: Iterable[Chunk], sinks: Sequence[Sink]) -> Iterator[Chunk]:
+    """Pass chunks through, turning the document's warnings (scanned pages, bad bytes, skipped files) into
+    Warned events as soon as they appear, so the trace and the view show them."""
+    shown = 0
+
+    def flush() -> None:
+        nonlocal shown
+        while shown < len(document.warnings):
+            event = Warned(message=document.warnings[shown])
+            shown += 1
+            for sink in sinks:
+                sink(event)
+
+    for chunk in chunks:
+        flush()
+        yield chunk
+    flush()
+
+
+def read(
+    document: Document,
+    questions: Sequence[str],
+    *,
+    backend: Backend,
+    settings: LoopSettings,
+    sinks: Sequence[Sink] = (),
+    resume: Resume | None = None,
+    run_id: str | None = None,
+) -> list[LaneResult]:
+    """Read ``document`` once for every question and answer each one.
+
+    Refuses (BudgetError) before the first model call when a step could not fit the backend's context.
+    With ``resume``, the chunks already read are re-chunked, checked against the trace by the caller's
+    sinks, and skipped; the lanes restart from their recorded strategy state.
+    """
+    from memread.chunk import Chunker
+
+    all_sinks: list[Sink] = list(sinks)
+    loop = Loop(
+        backend,
+        list(questions),
+        settings,
+        sinks=all_sinks,
+        document=document.name,
+        run_id=resume.run_id if resume else run_id,
+    )
+    loop.check_budget()
+    chunks: Iterable[Chunk] = Chunker(backend.tokenizer, settings.chunk_tokens).chunks(document.segments())
+    chunks = _chunks_with_warnings(document, chunks, all_sinks)
+    if resume is None:
+        return loop.run(chunks)
+    if resume.trace is not None:
+        from memread.trace import verify_chunks
+
+        chunks = verify_chunks(resume.trace, chunks, upto=resume.start_step)
+    return loop.run(chunks, start_step=resume.start_step, states=resume.states, exited=resume.exited)
+
+
+def document_info(source: str, document: Document) -> dict[str, Any]:
+    """What the trace header records about the document, to recognise it again on resume."""
+    info: dict[str, Any] = {"source": source, "format": document.format, "size_bytes": document.size_bytes}
+    if source != "-":
+        try:
+            stat = os.stat(source)
+            info["mtime"] = stat.st_mtime
+            info["path"] = str(Path(source).resolve())
+        except OSError:
+            pass
+    return info
+
