@@ -26,20 +26,35 @@ RESULT_VERSION = 1
 
 
 class RunReport:
-    """Collects a run's events into the ``--json`` result object."""
+    """Collects a run's events into the ``--json`` result object.
 
-    def __init__(self) -> None:
+    ``history``: the events of a trace being resumed (``event for _, event in trace.events()``), so the
+    result covers the whole run, not only the last session.
+    """
+
+    def __init__(self, history: Iterable[Event] = ()) -> None:
         self.started: RunStarted | None = None
         self.steps: dict[int, list[StepFinished]] = {}
         self.exited: dict[int, int] = {}
         self.answers: dict[int, Answered] = {}
         self.warnings: list[Warned] = []
-        self.finished: RunFinished | None = None
+        self.sessions: list[RunFinished] = []  # one per session that ended cleanly (kill -9 leaves none)
+        for event in history:
+            self(event)
+
+    @property
+    def finished(self) -> RunFinished | None:
+        return self.sessions[-1] if self.sessions else None
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
             if self.started is None:
                 self.started = event
+            elif event.resumed_from_step is not None:
+                # A resumed session redoes the step a crash cut short: forget what was recorded of it.
+                start = event.resumed_from_step
+                self.steps = {lane: [s for s in steps if s.step < start] for lane, steps in self.steps.items()}
+                self.exited = {lane: step for lane, step in self.exited.items() if step < start}
         elif isinstance(event, StepFinished):
             self.steps.setdefault(event.lane, []).append(event)
         elif isinstance(event, LaneExited):
@@ -49,7 +64,7 @@ class RunReport:
         elif isinstance(event, Warned):
             self.warnings.append(event)
         elif isinstance(event, RunFinished):
-            self.finished = event
+            self.sessions.append(event)
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> RunReport:
@@ -60,7 +75,7 @@ class RunReport:
 
     @classmethod
     def from_trace(cls, trace: Any) -> RunReport:
-        """The report of a saved run (all sessions of a resumed run; the last RunFinished wins)."""
+        """The report of a saved run (all sessions of a resumed run)."""
         return cls.from_events(event for _, event in trace.events())
 
     def _lane(self, lane: int, question: str) -> dict[str, Any]:
@@ -107,12 +122,11 @@ class RunReport:
             "strategy": started.strategy if started else None,
             "settings": dict(started.settings) if started else {},
             "stats": {
-                "chunks_read": finished.chunks_read if finished else chunks_read,
-                "prompt_tokens": finished.prompt_tokens if finished else sum(lane["prompt_tokens"] for lane in lanes),
-                "completion_tokens": finished.completion_tokens if finished
-                else sum(lane["completion_tokens"] for lane in lanes),
-                "wall_seconds": round(finished.wall_seconds, 3) if finished else None,
-                "model_seconds": round(finished.model_seconds, 3) if finished else None,
+                "chunks_read": chunks_read,
+                "prompt_tokens": sum(lane["prompt_tokens"] for lane in lanes),
+                "completion_tokens": sum(lane["completion_tokens"] for lane in lanes),
+                "wall_seconds": round(sum(f.wall_seconds for f in self.sessions), 3) if self.sessions else None,
+                "model_seconds": round(sum(f.model_seconds for f in self.sessions), 3) if self.sessions else None,
             },
             "trace": trace_path,
             "warnings": [{"message": w.message, "lane": w.lane, "step": w.step} for w in self.warnings],

@@ -57,3 +57,31 @@ def test_every_field_of_the_schema_is_documented():
 
     missing = set(names(RESULT_SCHEMA)) - documented
     assert not missing, f"fields missing from docs/json-output.md: {sorted(missing)}"
+
+
+def test_a_resumed_run_reports_the_whole_run_once(tmp_path):
+    """Crash after lane 1 finished chunk 3 but not lane 2; the resumed session redoes chunk 3 for both."""
+    from dataclasses import replace
+
+    from memread.events import StepFinished
+
+    full = synthetic_run.events()
+    crash = next(i for i, e in enumerate(full) if isinstance(e, StepFinished) and e.step == 2) + 1
+    first = full[:crash]
+    second = [replace(full[0], resumed_from_step=2)] + [e for e in full[1:] if getattr(e, "step", 2) is None
+                                                        or getattr(e, "step", 2) >= 2]
+    path = tmp_path / "resumed.jsonl"
+    for events, resume in ((first, False), (second, True)):
+        writer = TraceWriter(path, resume=resume)
+        for event in events:
+            writer(event)
+        writer.close()
+
+    straight = RunReport.from_events(full).result()
+    live = RunReport(history=first)  # what `memread ask --resume` attaches: history, then the new session
+    for event in second:
+        live(event)
+    for result in (RunReport.from_trace(read_trace(path)).result(), live.result()):
+        assert result["lanes"] == straight["lanes"]
+        assert result["stats"]["chunks_read"] == 5
+        assert result["stats"]["prompt_tokens"] == straight["stats"]["prompt_tokens"]

@@ -15,11 +15,10 @@ from typing import Any
 from rich.console import Console
 from rich.live import Live
 
-from memread.citations import cite, describe
 from memread.cli.environment import Environment
 from memread.cli.render import answer_panels, frame
-from memread.cli.viewstate import ViewState, approx_tokens
-from memread.events import Event, RunFinished, RunStarted, StepFinished
+from memread.cli.viewstate import LaneSteps, ViewState, approx_tokens
+from memread.events import Event, RunFinished, RunStarted
 from memread.tokens import Tokenizer
 
 
@@ -27,20 +26,6 @@ def stderr_console(env: Environment, *, record: bool = False) -> Console:
     """A Rich console on the environment's stderr that respects its TTY flag, NO_COLOR, COLUMNS and LINES."""
     return Console(file=env.stderr, force_terminal=bool(env.stderr_isatty), no_color=env.no_color,
                    width=env.columns, highlight=False, record=record, _environ=env.environ)
-
-
-class LaneSteps:
-    """Per-lane steps kept for the citations shown at the end."""
-
-    def __init__(self) -> None:
-        self.steps: dict[int, list[StepFinished]] = {}
-
-    def add(self, event: Event) -> None:
-        if isinstance(event, StepFinished):
-            self.steps.setdefault(event.lane, []).append(event)
-
-    def citations(self) -> dict[int, str]:
-        return {lane: describe(cite(steps)) for lane, steps in self.steps.items()}
 
 
 class LiveView:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from memread.cli.environment import Environment
-from memread.cli.viewstate import ViewState, approx_tokens, progress_line, stats_line
+from memread.cli.viewstate import LaneSteps, ViewState, approx_tokens, progress_line, stats_line
 from memread.events import Answered, Event, LaneExited, RunFinished, RunStarted, StepFinished, Warned
 from memread.tokens import Tokenizer
 
@@ -34,15 +34,11 @@ class PlainProgress:
                                exact_tokens=tokenizer is not None)
         self._clock = clock
         self._last_print: float | None = None
-        self._steps: dict[int, list[StepFinished]] = {}
+        self.sources = LaneSteps()
         for at, event in history:
             if not isinstance(event, RunFinished):
                 self.state.apply(event, at)
-                self._keep(event)
-
-    def _keep(self, event: Event) -> None:
-        if isinstance(event, StepFinished):
-            self._steps.setdefault(event.lane, []).append(event)
+                self.sources.add(event)
 
     def _say(self, line: str) -> None:
         self.env.err(line)
@@ -51,7 +47,7 @@ class PlainProgress:
         now = self._clock()
         done_before = self.state.steps_done
         self.state.apply(event, now)
-        self._keep(event)
+        self.sources.add(event)
         if isinstance(event, Warned):
             self._say(f"warning: {self.state.warnings[-1]}")
         if self.quiet:
@@ -72,10 +68,7 @@ class PlainProgress:
         elif isinstance(event, Answered) and len(self.state.lanes) > 1:
             self._say(f"answer {event.lane + 1}: {event.answer}")
         elif isinstance(event, RunFinished):
-            from memread.citations import cite, describe
-
-            for lane, steps in sorted(self._steps.items()):
-                where = describe(cite(steps))
+            for lane, where in sorted(self.sources.citations().items()):
                 if where:
                     label = f" {lane + 1}" if len(self.state.lanes) > 1 else ""
                     self._say(f"sources{label}: {where}")

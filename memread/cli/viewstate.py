@@ -169,6 +169,27 @@ class ViewState:
         return self.count_tokens(self.lanes[lane].memory) if lane < len(self.lanes) else 0
 
 
+class LaneSteps:
+    """Each lane's finished steps, kept for the citations shown at the end (a step redone after a resume
+    replaces the one the crash cut short)."""
+
+    def __init__(self) -> None:
+        self.steps: dict[int, list[StepFinished]] = {}
+
+    def add(self, event: Event) -> None:
+        if isinstance(event, StepFinished):
+            self.steps.setdefault(event.lane, []).append(event)
+        elif isinstance(event, RunStarted) and event.resumed_from_step is not None:
+            start = event.resumed_from_step
+            self.steps = {lane: [s for s in steps if s.step < start] for lane, steps in self.steps.items()}
+
+    def citations(self) -> dict[int, str]:
+        """Lane -> where its evidence came from, in one line."""
+        from memread.citations import cite, describe
+
+        return {lane: describe(cite(steps)) for lane, steps in self.steps.items()}
+
+
 def duration(seconds: float | None) -> str:
     """``42s``, ``3m05s``, ``1h02m``."""
     if seconds is None:
