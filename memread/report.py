@@ -28,19 +28,19 @@ RESULT_VERSION = 1
 class RunReport:
     """Collects a run's events into the ``--json`` result object.
 
-    ``history``: the events of a trace being resumed (``event for _, event in trace.events()``), so the
-    result covers the whole run, not only the last session.
+    ``history``: the events of a trace being resumed, as ``trace.events()`` gives them ((time, event)
+    pairs, like the progress sinks take; bare events work too), so the result covers the whole run.
     """
 
-    def __init__(self, history: Iterable[Event] = ()) -> None:
+    def __init__(self, history: Iterable[Event | tuple[float, Event]] = ()) -> None:
         self.started: RunStarted | None = None
         self.steps: dict[int, list[StepFinished]] = {}
         self.exited: dict[int, int] = {}
         self.answers: dict[int, Answered] = {}
         self.warnings: list[Warned] = []
         self.sessions: list[RunFinished] = []  # one per session that ended cleanly (kill -9 leaves none)
-        for event in history:
-            self(event)
+        for item in history:
+            self(item[1] if isinstance(item, tuple) else item)
 
     @property
     def finished(self) -> RunFinished | None:

@@ -78,7 +78,8 @@ def test_a_resumed_run_reports_the_whole_run_once(tmp_path):
         writer.close()
 
     straight = RunReport.from_events(full).result()
-    live = RunReport(history=first)  # what `memread ask --resume` attaches: history, then the new session
+    # what `memread ask --resume` attaches: the trace's history, then the new session's events
+    live = RunReport(history=[(0.0, event) for event in first])
     for event in second:
         live(event)
     for result in (RunReport.from_trace(read_trace(path)).result(), live.result()):
