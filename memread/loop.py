@@ -208,7 +208,7 @@ class Loop:
         lanes = range(len(self.questions))
         state: dict[int, State] = {lane: dict((states or {}).get(lane) or self.strategy.initial_state())
                                    for lane in lanes}
-        done = set(exited)
+        done = set(exited) & set(lanes)
         exited_at: dict[int, int | None] = {lane: state[lane].get("exited_at") for lane in lanes}
         totals = _Totals(steps={lane: int(state[lane].get("steps", 0)) for lane in lanes})
         started = time.perf_counter()
@@ -219,16 +219,16 @@ class Loop:
                               resumed_from_step=start_step if resumed else None))
         try:
             next_step = start_step
-            for chunk in chunks:
+            # Stop pulling chunks as soon as no lane reads: a lazy document is then not read any further.
+            for chunk in chunks if len(done) < len(lanes) else ():
                 if chunk.index < start_step:
                     self.strategy.observe_chunk(chunk)
                     continue
-                active = [lane for lane in lanes if lane not in done]
-                if not active:
-                    break
-                self._step(chunk, active, state, totals, done, exited_at)
+                self._step(chunk, [lane for lane in lanes if lane not in done], state, totals, done, exited_at)
                 next_step = chunk.index + 1
                 totals.chunks_read += 1
+                if len(done) == len(lanes):
+                    break
             results = self._answer(state, totals, next_step, exited_at)
         except KeyboardInterrupt:
             self._finish("interrupted", totals, started, "interrupted")
