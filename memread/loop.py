@@ -296,6 +296,8 @@ class Loop:
             if not boxed:
                 form = "\\boxed{}" if self.settings.final_prompt == "boxed" else '\\boxed{} or "the answer is"'
                 warnings = (f"the final reply has no {form}; the whole reply is the answer",)
+            elif not answer:
+                warnings = ("the final \\boxed{} is empty",)
             if completion.finish_reason == "length":
                 warnings += (f"the final reply hit the {plans[lane].max_tokens}-token limit",)
             self._emit(Answered(lane=lane, question=self.questions[lane], answer=answer, reply=completion.text,

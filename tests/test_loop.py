@@ -289,3 +289,11 @@ def test_smollm2_reads_a_small_report_end_to_end(strategy: str, smollm2_backend)
     answered = [e for e in events if isinstance(e, Answered)]
     assert [a.lane for a in answered] == list(range(lanes))
     assert all(a.boxed or a.warnings for a in answered)
+
+
+def test_an_empty_box_is_answered_with_a_warning() -> None:
+    backend = FakeBackend(lambda r: "\\boxed{}" if r.messages[-1].content.endswith("Your answer:\n") else "m")
+    events: list[Event] = []
+    [result] = Loop(backend, ["Who?"], LoopSettings(chunk_tokens=100), [events.append]).run(chunks()[:1])
+    assert result.answer == "" and result.boxed
+    assert [e for e in events if isinstance(e, Answered)][0].warnings == ("the final \\boxed{} is empty",)
