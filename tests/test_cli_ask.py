@@ -1,0 +1,193 @@
+"""`memread ask` and `memread resume` end to end, on the real SmolLM2 model through llama.cpp.
+
+Settings are small (short chunks, short memories, greedy decoding, one thread) so each read takes seconds.
+SmolLM2 answers badly; these tests check what memread promises whatever the model says: an answer on
+stdout, progress on stderr, a trace, the --json shape, exit codes, and that an interrupted run resumes to
+the same result.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memread.cli.app import main
+from memread.cli.environment import Environment, use
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "docs" / "sample" / "harbour-report.md"
+QUESTION = "How many days was the Widow's Pier closed after the February storm?"
+SMALL = ["--chunk-tokens", "300", "--memory-tokens", "48", "--final-tokens", "32", "--temperature", "0",
+         "--threads", "1"]
+
+pytestmark = pytest.mark.model
+
+
+def run_cli(args: list[str], *, stdin: bytes = b"") -> tuple[int, str, str]:
+    """Run memread in-process with a fake, non-terminal environment; return (status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    env = Environment(stdin=io.TextIOWrapper(io.BytesIO(stdin)), stdout=out, stderr=err,
+                      stdin_isatty=False, stdout_isatty=False, stderr_isatty=False)
+    use(env)
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    finally:
+        use(None)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("strategy", ["overwrite", "gated", "callback"])
+def test_each_strategy_answers_with_a_trace_and_the_documented_json(strategy: str, smollm2_path: Path) -> None:
+    import jsonschema
+
+    from memread.report import RESULT_SCHEMA
+
+    code, out, err = run_cli(["ask", str(SAMPLE), QUESTION, "--model", str(smollm2_path), "--strategy", strategy,
+                              "--json", *SMALL])
+    assert code == 0, err
+    result = json.loads(out)
+    jsonschema.validate(result, RESULT_SCHEMA)
+    assert result["status"] == "ok"
+    assert result["strategy"] == strategy
+    assert isinstance(result["answer"], str)
+    assert result["stats"]["chunks_read"] >= 1
+    assert result["stats"]["model_seconds"] <= result["stats"]["wall_seconds"]
+    trace = Path(result["trace"])
+    assert trace.is_file()
+    assert stat.S_IMODE(trace.stat().st_mode) == 0o600
+    types = [json.loads(line)["type"] for line in trace.read_text().splitlines()]
+    assert types[0] == "header" and types[-1] == "run_finished"
+    assert "answered" in types and "step_finished" in types
+
+
+def test_the_answer_alone_goes_to_stdout_and_progress_to_stderr(smollm2_path: Path) -> None:
+    code, out, err = run_cli(["ask", str(SAMPLE), QUESTION, "--model", str(smollm2_path), *SMALL])
+    assert code == 0, err
+    assert out.strip() and out.endswith("\n")
+    assert "reading" not in out and "chunks" not in out  # nothing but the answer on stdout
+    assert "chunks" in err  # the closing stats line
+    assert "\x1b[" not in err  # no terminal control codes off a terminal
+
+
+def test_several_questions_are_answered_in_one_pass(smollm2_path: Path) -> None:
+    code, out, err = run_cli(["ask", str(SAMPLE), "-q", QUESTION, "-q", "Who is the harbour master?",
+                              "--model", str(smollm2_path), "--json", *SMALL])
+    assert code == 0, err
+    result = json.loads(out)
+    assert [lane["question"] for lane in result["lanes"]] == [QUESTION, "Who is the harbour master?"]
+    assert result["lanes"][0]["chunks_read"] == result["lanes"][1]["chunks_read"] == result["stats"]["chunks_read"]
+
+
+def test_a_log_piped_through_stdin_is_read(smollm2_path: Path) -> None:
+    log = "".join(f"2026-11-0{1 + i % 9} 10:{i % 60:02d} disk usage {50 + i % 40}%\n" for i in range(120))
+    log += "2026-11-09 11:00 ERROR disk full on /var\n"
+    code, out, err = run_cli(["ask", "-", "When did the disk fill up?", "--model", str(smollm2_path), "--json",
+                              *SMALL], stdin=log.encode())
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["document"] == "-"
+    assert result["stats"]["chunks_read"] >= 2
+
+
+def test_bad_input_gets_one_line_a_hint_and_its_exit_status(smollm2_path: Path, tmp_path: Path) -> None:
+    code, _, err = run_cli(["ask", str(tmp_path / "missing.pdf"), QUESTION, "--model", str(smollm2_path)])
+    assert code == 3 and err.startswith("error: ") and "\nhint: " in err and "Traceback" not in err
+
+    code, _, err = run_cli(["ask", str(SAMPLE), "--model", str(smollm2_path)])
+    assert code == 2 and "no question" in err
+
+    code, _, err = run_cli(["ask", str(SAMPLE), QUESTION, "--strategy", "psychic", "--model", str(smollm2_path)])
+    assert code == 2 and "--strategy" in err
+
+    code, _, err = run_cli(["ask", str(SAMPLE), QUESTION, "--model", str(smollm2_path), "--n-ctx", "512",
+                            "--chunk-tokens", "2000"])
+    assert code == 5 and "context" in err and "hint: " in err
+
+    code, _, err = run_cli(["ask", str(SAMPLE), QUESTION, "--model", "no-such-model"])
+    assert code in (2, 4) and "hint: " in err
+
+
+# --- interruption and resume (real processes) ---------------------------------------------------------------
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "memread", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _steps_in(trace: Path) -> int:
+    if not trace.exists():
+        return 0
+    return sum(1 for line in trace.read_text(errors="replace").splitlines() if '"type":"step_finished"' in line)
+
+
+def _final(result: dict[str, Any]) -> tuple[str | None, str | None]:
+    lane = result["lanes"][0]
+    return lane["memory"], lane["answer"]
+
+
+@pytest.fixture
+def child_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["MEMREAD_HOME"] = str(tmp_path / "home")
+    env["MEMREAD_NO_PROGRESS"] = "1"
+    return env
+
+
+def test_kill_9_mid_run_then_resume_reaches_the_uninterrupted_result(
+    smollm2_path: Path, tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    args = ["ask", str(SAMPLE), QUESTION, "--model", str(smollm2_path), "--json", *SMALL,
+            "--chunk-tokens", "200"]
+    whole = _cli(*args, "--trace", str(tmp_path / "whole.jsonl"), env=child_env)
+    out, err = whole.communicate(timeout=600)
+    assert whole.returncode == 0, err
+    expected = json.loads(out)
+    assert expected["stats"]["chunks_read"] >= 4
+
+    trace = tmp_path / "killed.jsonl"
+    victim = _cli(*args, "--trace", str(trace), env=child_env)
+    deadline = time.time() + 600
+    while _steps_in(trace) < 2 and victim.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert victim.poll() is None, "the run ended before it could be killed"
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    assert _steps_in(trace) >= 2
+
+    resumed = _cli("resume", str(trace), "--json", env=child_env)
+    out, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+    result = json.loads(out)
+    assert result["run_id"] == json.loads(trace.read_text().splitlines()[0])["run_id"]
+    assert _final(result) == _final(expected)
+
+
+def test_ctrl_c_exits_130_and_says_how_to_resume(
+    smollm2_path: Path, tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    trace = tmp_path / "interrupted.jsonl"
+    run = _cli("ask", str(SAMPLE), QUESTION, "--model", str(smollm2_path), *SMALL, "--chunk-tokens", "200",
+               "--trace", str(trace), env=child_env)
+    deadline = time.time() + 600
+    while _steps_in(trace) < 1 and run.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 130, err
+    assert "memread resume" in err and "Traceback" not in err
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert lines[-1]["type"] == "run_finished" and lines[-1]["status"] == "interrupted"
