@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import jsonschema
+import pytest
 import synthetic_run
 
 from memread.report import RESULT_SCHEMA, RunReport
@@ -86,3 +87,38 @@ def test_a_resumed_run_reports_the_whole_run_once(tmp_path):
         assert result["lanes"] == straight["lanes"]
         assert result["stats"]["chunks_read"] == 5
         assert result["stats"]["prompt_tokens"] == straight["stats"]["prompt_tokens"]
+
+
+@pytest.mark.model
+def test_memread_ask_json_on_a_real_model_prints_one_valid_object(smollm2_path, tmp_path):
+    """`memread ask --json` in a pipe: stdout is exactly one JSON object of the documented shape; stderr
+    has plain progress lines and no control codes; the trace it names is private and listed."""
+    import io
+    import stat
+
+    from memread.cli.app import main
+    from memread.cli.environment import Environment, use
+
+    sample = Path(__file__).parent.parent / "docs" / "sample" / "harbour-report.md"
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(), stdin_isatty=False,
+                      stdout_isatty=False, stderr_isatty=False, environ={"TERM": "xterm"})
+    use(env)
+    try:
+        main(["ask", str(sample), "How many days was the Widow's Pier closed?", "--model", str(smollm2_path),
+              "--threads", "1", "--chunk-tokens", "600", "--memory-tokens", "48", "--final-tokens", "32", "--json"])
+    except SystemExit as exit_:
+        assert not exit_.code, env.stderr.getvalue()
+    finally:
+        use(None)
+    result = json.loads(env.stdout.getvalue())
+    jsonschema.validate(result, RESULT_SCHEMA)
+    assert result["status"] == "ok" and result["stats"]["chunks_read"] >= 2
+    assert result["lanes"][0]["memory"] and result["stats"]["wall_seconds"] > 0
+    trace = Path(result["trace"])
+    assert stat.S_IMODE(trace.stat().st_mode) == 0o600
+    assert read_trace(trace).answers()[0].answer == result["answer"]
+    from memread.traces_index import list_runs
+
+    assert [(run.run_id, run.status) for run in list_runs()] == [(result["run_id"], "ok")]
+    err = env.stderr.getvalue()
+    assert "\x1b" not in err and "chunks · " in err
