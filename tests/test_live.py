@@ -196,3 +196,26 @@ def test_a_real_smollm2_run_shows_live_and_replays_from_its_trace(smollm2_backen
     recorded = [step.memory for step in trace.steps(0)]
     assert [player.state(p).lanes[0].memory for p in range(len(player))] == recorded
     assert recorded[-1] == results[0].memory and trace.answers()[0].answer == results[0].answer
+
+
+def test_the_memory_pane_says_what_the_model_decided():
+    from dataclasses import replace
+
+    from rich.console import Console
+
+    from memread.cli.render import lane_pane
+
+    events = synthetic_run.events()
+    state = ViewState(total=5)
+    for event in events[:3]:  # RunStarted, StepStarted(0), lane 0's StepFinished(0)
+        state.apply(event, 0.0)
+    step = events[2]
+    callback = replace(step, update=None, recall_query="when was the storm", recalled="February, day 9",
+                       truncated=True, parse_issues=("no <update> tag",))
+    state.strategy = "callback"
+    state.apply(callback, 1.0)
+    out = io.StringIO()
+    Console(file=out, width=100, color_system=None).print(lane_pane(state, state.lanes[0], lines=3, width=100))
+    shown = out.getvalue()
+    assert "recall 'when was the storm' → February, day 9" in shown
+    assert "cut at the limit" in shown and "1 format issue" in shown

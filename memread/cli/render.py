@@ -63,12 +63,12 @@ def _gates(view: LaneView, strategy: str) -> str:
         parts.append(f"check {'yes' if step.update else 'no'}")
         parts.append(f"next {'end' if step.exit else 'continue'}")
     elif strategy != "callback" or step.memory_changed:
-        parts.append("memory rewritten" if step.memory_changed else "memory unchanged")
+        parts.append("rewritten" if step.memory_changed else "unchanged")
     if step.recall_query:
-        got = _short(step.recalled, 40) if step.recalled else "nothing"
-        parts.append(f"recall {_short(step.recall_query, 40)!r} → {got}")
+        got = _short(step.recalled, 30) if step.recalled else "nothing"
+        parts.append(f"recall {_short(step.recall_query, 30)!r} → {got}")
     if step.truncated:
-        parts.append("cut at the memory limit")
+        parts.append("cut at the limit")
     if step.parse_issues:
         parts.append(f"{len(step.parse_issues)} format issue{'s' if len(step.parse_issues) > 1 else ''}")
     if view.exited_at is not None:
