@@ -16,47 +16,35 @@ The format is documented in docs/trace-format.md.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import secrets
 import socket
-import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from memread import __version__
-from memread.document import Chunk, Span
+from memread.document import Chunk
 from memread.errors import TraceError
-from memread.events import (
-    Answered,
-    Event,
-    LaneExited,
-    RunFinished,
-    RunStarted,
-    StepFinished,
-    StepStarted,
-    Warned,
+from memread.events import Answered, Event, RunStarted, StepFinished
+from memread.trace_records import (  # re-exported: memread.trace is the one place to import traces from
+    DURABLE,
+    FORMAT_VERSION,
+    chunk_from_record,
+    chunk_record,
+    event_to_record,
+    jsonable,
+    record_to_event,
+    text_hash,
 )
 
-FORMAT_VERSION = 1
-
-_KINDS: dict[type, str] = {
-    RunStarted: "run_started",
-    StepStarted: "step_started",
-    StepFinished: "step_finished",
-    LaneExited: "lane_exited",
-    Answered: "answered",
-    Warned: "warned",
-    RunFinished: "run_finished",
-}
-_CLASSES = {kind: cls for cls, kind in _KINDS.items()}
-# Records worth an fsync: losing them would lose work. A StepStarted alone can be re-done.
-_DURABLE = {"header", "resumed", "step_finished", "lane_exited", "answered", "run_finished"}
-
+__all__ = [
+    "FORMAT_VERSION", "ResumePoint", "Trace", "TraceWriter", "check_resume", "chunk_record", "default_trace_path",
+    "event_to_record", "new_run_id", "parse_lines", "read_trace", "record_to_event", "text_hash", "verify_chunks",
+]
 
 def new_run_id() -> str:
     """A sortable, unique run id: UTC time plus random hex, e.g. ``20261122-074535-3fa2c1``."""
@@ -68,87 +56,6 @@ def default_trace_path(run_id: str) -> Path:
     from memread import paths
 
     return paths.traces_dir() / f"{run_id}.jsonl"
-
-
-def text_hash(text: str) -> str:
-    """The fingerprint of a chunk's text (sha256, hex)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-# --- events <-> records ---------------------------------------------------------------------------------
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Span):
-        return value.to_dict()
-    if isinstance(value, (tuple, list)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return value
-
-
-def chunk_record(chunk: Chunk, *, with_text: bool) -> dict[str, Any]:
-    """A chunk as stored: provenance, token count and text hash (and the text itself once, at step start)."""
-    record: dict[str, Any] = {
-        "index": chunk.index,
-        "tokens": chunk.tokens,
-        "chars": len(chunk.text),
-        "sha256": text_hash(chunk.text),
-        "where": chunk.describe(),
-        "spans": [span.to_dict() for span in chunk.spans],
-    }
-    if with_text:
-        record["text"] = chunk.text
-    return record
-
-
-def event_to_record(event: Event, *, at: float | None = None) -> dict[str, Any]:
-    """One event as a JSON-able trace record (``type`` + the event's fields + ``t``, the wall time)."""
-    kind = _KINDS[type(event)]
-    record: dict[str, Any] = {"type": kind, "t": round(time.time() if at is None else at, 4)}
-    for f in fields(event):
-        value = getattr(event, f.name)
-        if isinstance(value, Chunk):
-            record[f.name] = chunk_record(value, with_text=kind == "step_started")
-        else:
-            record[f.name] = _jsonable(value)
-    return record
-
-
-def _chunk_from_record(data: Mapping[str, Any], text: str = "") -> Chunk:
-    spans = []
-    for span in data.get("spans", []):
-        span = dict(span)
-        if "chapters" in span:
-            span["chapters"] = tuple(span["chapters"])
-        spans.append(Span(**span))
-    return Chunk(index=int(data["index"]), text=data.get("text", text), tokens=int(data.get("tokens", 0)),
-                 spans=tuple(spans))
-
-
-def record_to_event(record: Mapping[str, Any], chunks: Mapping[int, Chunk] | None = None) -> Event | None:
-    """Rebuild an event from a record; None for records that are not events (header, resumed).
-
-    Fields unknown to this version are ignored and missing ones take their defaults, so old and new
-    traces both read. ``chunks`` maps chunk index to the chunk seen at step start (StepFinished records
-    store only the chunk's hash, not its text).
-    """
-    cls = _CLASSES.get(str(record.get("type")))
-    if cls is None:
-        return None
-    kwargs: dict[str, Any] = {}
-    for f in fields(cls):
-        if f.name not in record:
-            continue
-        value = record[f.name]
-        if f.name == "chunk":
-            known = (chunks or {}).get(int(value["index"]))
-            value = known if known is not None else _chunk_from_record(value)
-        elif isinstance(value, list) and "tuple" in str(f.type):
-            value = tuple(value)
-        kwargs[f.name] = value
-    return cls(**kwargs)  # type: ignore[no-any-return]
 
 
 # --- writing --------------------------------------------------------------------------------------------
@@ -233,7 +140,7 @@ class TraceWriter:
 
     def _append(self, record: dict[str, Any]) -> None:
         self._write_line(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-        if record["type"] in _DURABLE:
+        if record["type"] in DURABLE:
             try:
                 os.fsync(self._fd)  # type: ignore[arg-type]
             except OSError as error:
@@ -300,7 +207,7 @@ class Trace:
 
     def chunks(self) -> dict[int, Chunk]:
         """Chunk index -> chunk (with text) as seen at each step start."""
-        return {int(r["chunk"]["index"]): _chunk_from_record(r["chunk"])
+        return {int(r["chunk"]["index"]): chunk_from_record(r["chunk"])
                 for r in self.records if r.get("type") == "step_started"}
 
     def events(self) -> Iterator[tuple[float, Event]]:
@@ -451,7 +358,7 @@ def check_resume(trace: Trace, *, questions: Iterable[str], strategy: str, model
     if model != header.get("model"):
         changes.append(f"model (trace: {header.get('model')}, now: {model})")
     old = dict(header.get("settings") or {})
-    new = _jsonable(dict(settings))
+    new = jsonable(dict(settings))
     for key in sorted((set(old) | set(new)) - set(ignore)):
         if old.get(key) != new.get(key):
             changes.append(f"{key} (trace: {old.get(key)!r}, now: {new.get(key)!r})")
