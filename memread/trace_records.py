@@ -38,6 +38,8 @@ KINDS: dict[type, str] = {
 CLASSES = {kind: cls for cls, kind in KINDS.items()}
 # Records worth an fsync: losing them would lose work. A StepStarted alone can be re-done.
 DURABLE = {"header", "resumed", "step_finished", "lane_exited", "answered", "run_finished"}
+
+
 def text_hash(text: str) -> str:
     """The fingerprint of a chunk's text (sha256, hex)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -47,6 +49,7 @@ def text_hash(text: str) -> str:
 
 
 def jsonable(value: Any) -> Any:
+    """Tuples, spans and nested containers as plain JSON values."""
     if isinstance(value, Span):
         return value.to_dict()
     if isinstance(value, (tuple, list)):
