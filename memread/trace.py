@@ -114,6 +114,11 @@ class TraceWriter:
                              hint="run `memread traces` to list saved runs") from error
         except OSError as error:
             raise _write_error(self.path, error) from error
+        if not _lock(self._fd, exclusive=True):
+            os.close(self._fd)
+            self._fd = None
+            raise TraceError(f"the run in {self.path} is still being written by another memread",
+                             hint="wait for it to finish, or stop it first (`memread traces` shows it as running)")
         if self.resume:
             if base.get("resumed_from_step") is None and self.path.is_file():
                 base["resumed_from_step"] = read_trace(self.path).resume_point().start_step
@@ -251,7 +256,10 @@ class Trace:
                 last_finish = record
         if last_finish is not None:
             return str(last_finish.get("status", "ok"))
-        return "running" if _alive(session) else "interrupted"
+        held = _held_by_writer(self.path)
+        if held is None:  # no file locks here: fall back on whether the writing process is alive
+            held = _alive(session)
+        return "running" if held else "interrupted"
 
     def resume_point(self) -> ResumePoint:
         """The first step not completed by every lane that was reading it, and each lane's state before it."""
@@ -283,6 +291,46 @@ class Trace:
             elif kind == "answered":
                 answered.add(int(record["lane"]))
         return ResumePoint(start, states, memories, tuple(sorted(exited)), tuple(sorted(answered)))
+
+
+def _lock(fd: int, *, exclusive: bool) -> bool:
+    """Take an advisory lock on the trace without waiting; False when another writer holds it.
+
+    The writer holds its lock for the whole run and the system drops it when the process ends, even on
+    kill -9, so a held lock means exactly "still being written" (no stale lock files, no pid reuse).
+    """
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no locking, the liveness check in Trace.status() stands in
+        return True
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True  # a file system without locks (some network mounts): do not block the run
+    return True
+
+
+def _held_by_writer(path: Path) -> bool | None:
+    """Whether a writer holds the trace's lock; None when that cannot be told."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # closing releases a lock we took
+    return False
 
 
 def _alive(session: Mapping[str, Any]) -> bool:

@@ -113,9 +113,11 @@ def test_export_svg_and_html(tmp_path):
 
 def test_traces_lists_shows_and_removes_runs(home, tmp_path):
     record()
-    elsewhere = record(synthetic_run.events(stop_after_step=1), path=tmp_path / "mine.jsonl")
-    trace = read_trace(elsewhere)
-    assert trace.status() == "running"  # written by this (live) process
+    elsewhere = tmp_path / "mine.jsonl"
+    busy = TraceWriter(elsewhere)  # a run still going: its writer holds the trace
+    for event in synthetic_run.events(stop_after_step=1):
+        busy(event)
+    assert read_trace(elsewhere).status() == "running"
 
     status, out, _ = memread("traces")
     assert status == 0
@@ -134,6 +136,8 @@ def test_traces_lists_shows_and_removes_runs(home, tmp_path):
 
     status, _, err = memread("traces", "rm", str(elsewhere))
     assert status == 0 and "still being written" in err and elsewhere.exists()
+    busy.close()
+    assert json.loads(memread("traces", "show", str(elsewhere), "--json")[1])["status"] == "interrupted"
 
     finished = home / "data" / "traces" / "20261122-080000-abc123.jsonl"
     os.utime(finished, (time.time() - 3 * 86400,) * 2)
