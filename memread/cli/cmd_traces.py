@@ -16,6 +16,12 @@ def _cut(text: str | None, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _cut_left(text: str, width: int) -> str:
+    """Keep the end: of a path or place, the file name and the pages or lines say the most."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
 def _local(created: str) -> str:
     """The creation time (stored in UTC) in the user's time zone."""
     from datetime import datetime
@@ -51,7 +57,7 @@ def traces(
         if len(run.questions) > 1:
             question += f" (+{len(run.questions) - 1})"
         rows.append((run.run_id, _local(run.created), run.status, run.strategy,
-                     _cut(Path(run.model).name, 24), _cut(run.document, 24), _cut(question, 40),
+                     _cut(Path(run.model).name, 24), _cut_left(run.document, 24), _cut(question, 40),
                      _cut(run.answers[0] if run.answers else None, 30)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
@@ -103,12 +109,13 @@ def _summary(trace: Any, result: dict[str, Any]) -> list[str]:
             decision += " +recall"
         if step.truncated:
             decision += " (cut)"
-        lines.append(f"{step.step + 1:>4}  {step.lane + 1:>4}  {_cut(step.chunk.describe(), 33):<33}  "
+        lines.append(f"{step.step + 1:>4}  {step.lane + 1:>4}  {_cut_left(step.chunk.describe(), 33):<33}  "
                      f"{decision:<18}  {len(step.memory):>5}c  {step.seconds:>7.1f}")
     lines.append("")
     for lane in result["lanes"]:
         label = f" {lane['lane'] + 1}" if len(result["lanes"]) > 1 else ""
-        lines.append(f"answer{label}:  {lane['answer'] if lane['answer'] is not None else '(not answered)'}")
+        answer = _cut(lane["answer"], 300) if lane["answer"] is not None else "(not answered)"
+        lines.append(f"answer{label}:  {answer}")
         if lane["citations"]:
             lines.append("sources:  " + "; ".join(dict.fromkeys(c["where"] for c in lane["citations"])))
     stats = result["stats"]
