@@ -30,7 +30,7 @@ def models(
 def list_models(
     json_output: bool = typer.Option(False, "--json", help="Print a JSON array instead of a table."),
 ) -> None:
-    """List the registry models (the same as plain ``memread models``)."""
+    """List the registry models (the same as plain `memread models`)."""
     _list(json_output)
 
 
