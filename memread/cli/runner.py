@@ -139,7 +139,7 @@ def run_ask(request: AskRequest, env: Environment | None = None) -> None:
     settings = LoopSettings(**request.settings)
     backend = _create_backend(request, env)
     writer = view = None
-    report = RunReport()
+    report: Any = None
     trace_path: Path | None = None
     try:
         for warning in getattr(backend, "warnings", []):
@@ -153,6 +153,7 @@ def run_ask(request: AskRequest, env: Environment | None = None) -> None:
             resume = Resume(trace_obj.run_id, point.start_step, point.states, point.exited, trace=trace_obj)
             history = list(trace_obj.events())
             trace_path = trace_obj.path
+        report = RunReport(history=history)
         if not request.no_trace:
             writer = TraceWriter(trace_path or request.trace, header=_trace_header(request, document, backend),
                                  resume=trace_obj is not None)
@@ -180,7 +181,7 @@ def run_ask(request: AskRequest, env: Environment | None = None) -> None:
                 env.out(json.dumps(report.result(trace_path=str(where) if where else None), ensure_ascii=False))
             raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
         except MemreadError as error:
-            if writer is not None and writer.path is not None and report.started is not None:
+            if writer is not None and writer.path is not None and report is not None and report.started is not None:
                 resume_hint = f"the run is saved: `memread resume {report.started.run_id}` continues it"
                 error.hint = f"{error.hint}; {resume_hint}" if error.hint else resume_hint
             raise
@@ -212,6 +213,9 @@ def resume_run(run: str, *, json_output: bool, quiet: bool, progress: str, passw
     path = resolve_run(run)
     trace = read_trace(path)
     header = trace.header
+    if trace.status() == "running":
+        raise UsageError(f"run {trace.run_id} is still being written by another memread",
+                         hint="wait for it to finish, or stop it (Ctrl-C) and resume then")
     if trace.status() == "ok":
         raise UsageError(f"run {trace.run_id} already finished", hint=f"see its answer: memread traces show {trace.run_id}")
     info = header.get("document_info") or {}
