@@ -17,8 +17,13 @@ from fakes.http_servers import LlamaServer, fake_server, free_port
 
 from memread.backends import create_backend
 from memread.backends.base import ChatRequest, Message
-from memread.backends.openai_http import OpenAIBackend, _normalise_base_url
+from memread.backends.http_client import normalise_base_url
+from memread.backends.openai_http import OpenAIBackend
+from memread.chunk import Chunker
+from memread.document import Provenance, Segment
 from memread.errors import BackendError, BudgetError, ExitStatus, UsageError
+from memread.events import Answered, RunFinished, StepFinished
+from memread.loop import Loop, LoopSettings
 
 
 def ask(text: str, **options: object) -> ChatRequest:
@@ -74,7 +79,7 @@ def test_the_servers_extra_samplers_are_switched_off(backend: OpenAIBackend) -> 
     # in-process engine and the papers' decoding. (Replies are not compared with the in-process engine's:
     # the server reuses the previous prompt's KV prefix, which alone can change a greedy reply.)
     sent: list[bytes] = []
-    backend._client.event_hooks["request"].append(lambda request: sent.append(request.content))
+    backend.server.http.event_hooks["request"].append(lambda request: sent.append(request.content))
     backend.complete([ask("Hi", max_tokens=2)])
     [body] = [b for b in map(json.loads, sent) if b.get("max_tokens") == 2]
     assert (body["repeat_penalty"], body["top_k"], body["min_p"], body["typical_p"]) == (1.0, 0, 0.0, 1.0)
@@ -184,6 +189,33 @@ def test_a_server_killed_mid_request_is_a_backend_error(gguf: Path, tmp_path: Pa
     assert len(outcome) == 1 and isinstance(outcome[0], BackendError), outcome
     assert str(doomed.port) in outcome[0].message
     assert outcome[0].hint
+
+
+@pytest.mark.model
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["overwrite", "gated", "callback"])
+def test_every_strategy_reads_a_document_through_the_server(backend: OpenAIBackend, strategy: str) -> None:
+    text = "\n\n".join(
+        f"Day {day}. The caravan crossed the dunes and rested by the well. "
+        + ("The guide's camel was named Saffron. " if day == 3 else "")
+        + "The nights were cold and the stars were bright. " * 3
+        for day in range(1, 6)
+    )
+    chunks = list(Chunker(backend.tokenizer, 200).chunks([Segment(text, Provenance("diary.txt"))]))
+    assert len(chunks) == 2
+    questions = ["What was the guide's camel called?", "Where did the caravan rest?"]
+    settings = LoopSettings(strategy=strategy, chunk_tokens=200, memory_tokens=32, final_tokens=24,
+                            temperature=0.0, seed=0)
+    events: list[object] = []
+    results = Loop(backend, questions, settings, sinks=[events.append]).run(chunks)
+    answered = [e for e in events if isinstance(e, Answered)]
+    assert sorted(e.lane for e in answered) == [0, 1]
+    assert [e.question for e in sorted(answered, key=lambda e: e.lane)] == questions
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    assert steps and all(e.prompt_tokens > 0 and e.reply for e in steps)
+    assert len(results) == 2
+    finished = [e for e in events if isinstance(e, RunFinished)]
+    assert [e.status for e in finished] == ["ok"]
 
 
 # -- no server, or a misbehaving one -----------------------------------------------------------------------
@@ -314,4 +346,4 @@ def test_the_registry_creates_it_and_refuses_options_of_other_backends() -> None
 @pytest.mark.parametrize("given", ["http://h:8000", "http://h:8000/", "http://h:8000/v1", "http://h:8000/v1/",
                                    "h:8000/v1"])
 def test_a_base_url_means_the_same_server_with_or_without_v1(given: str) -> None:
-    assert _normalise_base_url(given) == ("http://h:8000/", "http://h:8000/v1")
+    assert normalise_base_url(given) == ("http://h:8000/", "http://h:8000/v1")

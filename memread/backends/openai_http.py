@@ -18,10 +18,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import httpx
-import tenacity
-
 from memread.backends.base import ChatRequest, Completion, Message
+from memread.backends.http_client import ServerClient
 from memread.backends.http_tokenize import ServerTokenizer, TokenizeRoute, detect_route
 from memread.errors import BackendError, BudgetError
 from memread.tokens import TiktokenTokenizer, Tokenizer
@@ -43,7 +41,6 @@ _PLAIN_SAMPLING: dict[str, dict[str, Any]] = {
     "vllm": {"top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0},
     "llama-server": {"top_k": 0, "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0},
 }
-RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
 class OpenAIBackend:
@@ -77,32 +74,18 @@ class OpenAIBackend:
     ) -> None:
         env = os.environ if environ is None else environ
         url = base_url or env.get("MEMREAD_BASE_URL") or env.get("URL") or DEFAULT_BASE_URL
-        self.root_url, self.base_url = _normalise_base_url(url)
         key = api_key or env.get("MEMREAD_API_KEY") or env.get("API_KEY") or "EMPTY"
         self.timeout = float(timeout)
         self.concurrency = max(1, int(concurrency))
         self.system = system
         self.extra_body = dict(extra_body or {})
         self.warnings: list[str] = []  # things the user should know; the CLI shows them as Warned events
-        # Both headers, like MemAgent's quickstart: OpenAI-style servers read the bearer token, Azure-style
-        # gateways read `api-key`.
-        self._client = httpx.Client(
-            base_url=self.root_url,
-            headers={"Authorization": f"Bearer {key}", "api-key": key},
-            timeout=httpx.Timeout(self.timeout, connect=connect_timeout),
-            limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency),
-        )
+        self.server = ServerClient(url, api_key=key, timeout=timeout, connect_timeout=connect_timeout,
+                                   connections=self.concurrency, retries=retries, backoff=backoff)
+        self.root_url, self.base_url = self.server.root_url, self.server.base_url
         self._slots = threading.BoundedSemaphore(self.concurrency)
-        # A retried read timeout would re-run a multi-minute generation, so only failures that happen before
-        # the server starts working (connection refused/dropped, 429, 5xx) are retried.
-        self._retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(max(0, int(retries)) + 1),
-            wait=_RetryAfterOr(tenacity.wait_exponential(multiplier=backoff, max=8)),
-            retry=tenacity.retry_if_exception(_worth_retrying),
-            reraise=True,
-        )
         try:
-            self._models = self._list_models()
+            self._models = self.server.list_models()
             self.model = model or self._default_model()
             self.context_length = int(context_length or self._server_context_length() or 0)
             if not self.context_length:
@@ -111,12 +94,15 @@ class OpenAIBackend:
                     f"the server at {self.base_url} does not report its context length; assuming "
                     f"{DEFAULT_CONTEXT_LENGTH} tokens (pass --context-length to set it)"
                 )
-            route = detect_route(self._post_probe, self.model)
+            route = detect_route(self.server.probe, self.model)
             self._route: TokenizeRoute | None = route
             self._sampling_fields = _PLAIN_SAMPLING.get(route.server if route else "", {})
+            # Only vLLM says which stop string ended a reply (choices[].stop_reason); the loop must infer it
+            # for the others.
+            self.reports_stop_reason = route is not None and route.server == "vllm"
             self._tokenizer: Tokenizer
             if route is not None:
-                self._tokenizer = ServerTokenizer(self._post_json, route, self.model)
+                self._tokenizer = ServerTokenizer(self.server.post_json, route, self.model)
                 self.tokenizer_source = route.server
             else:
                 self._tokenizer = _EstimatingTokenizer()
@@ -129,6 +115,7 @@ class OpenAIBackend:
             self.close()
             raise
         self._template_cost: tuple[int, int] | None = None  # measured once (llama_cpp.server)
+        self._calibration = threading.Lock()
 
     # -- Backend protocol ------------------------------------------------------------------------------------
 
@@ -142,7 +129,7 @@ class OpenAIBackend:
         wire = self._wire_messages(messages)
         route = self._route
         if route is not None and route.counts_chats:
-            return route.count_chat(self._post_json, self.model, wire)
+            return route.count_chat(self.server.post_json, self.model, wire)
         if route is not None:
             return self._templated_count(wire)
         return sum(self._tokenizer.count(m["content"]) for m in wire) + ESTIMATE_SLACK + 8 * len(wire)
@@ -175,7 +162,7 @@ class OpenAIBackend:
         return [r for r in results if isinstance(r, Completion)]
 
     def close(self) -> None:
-        self._client.close()
+        self.server.close()
 
     # -- one request -----------------------------------------------------------------------------------------
 
@@ -196,7 +183,7 @@ class OpenAIBackend:
         body.update(self._sampling_fields)
         body.update(self.extra_body)
         started = time.perf_counter()
-        data = self._post_json("v1/chat/completions", body)
+        data = self.server.post_json("v1/chat/completions", body)
         seconds = time.perf_counter() - started
         try:
             choice = data["choices"][0]
@@ -255,16 +242,9 @@ class OpenAIBackend:
         """Count for servers that tokenize text but cannot apply the chat template (llama_cpp.server): the
         template's cost is measured once with two one-token completions, with and without a system message,
         because templates such as Qwen's and SmolLM's add a default system line only when there is none."""
-        if self._template_cost is None:
-            probe = "Hi"
-            user_only = self._prompt_tokens([{"role": "user", "content": probe}])
-            with_system = self._prompt_tokens([{"role": "system", "content": probe},
-                                               {"role": "user", "content": probe}])
-            unit = self._tokenizer.count(probe)
-            # Without usage in the answer, fall back to the estimate's slack: over-counting is safe.
-            alone = user_only - unit if user_only else ESTIMATE_SLACK
-            pair = with_system - 2 * unit if with_system else ESTIMATE_SLACK
-            self._template_cost = (max(alone, 0), max(pair, 0))
+        with self._calibration:  # lanes count from their own threads; measure once
+            if self._template_cost is None:
+                self._template_cost = self._measure_template_cost()
         alone, pair = self._template_cost
         per_message = math.ceil(pair / 2)  # an upper bound for messages beyond the first pair
         contents = sum(self._tokenizer.count(m["content"]) for m in wire)
@@ -272,24 +252,23 @@ class OpenAIBackend:
             return contents + pair + max(0, len(wire) - 2) * per_message
         return contents + alone + max(0, len(wire) - 1) * per_message
 
+    def _measure_template_cost(self) -> tuple[int, int]:
+        """(template tokens around one user message, around a system + user pair)."""
+        probe = "Hi"
+        user_only = self._prompt_tokens([{"role": "user", "content": probe}])
+        with_system = self._prompt_tokens([{"role": "system", "content": probe}, {"role": "user", "content": probe}])
+        unit = self._tokenizer.count(probe)
+        # Without usage in the answer, fall back to the estimate's slack: over-counting is safe.
+        alone = user_only - unit if user_only else ESTIMATE_SLACK
+        pair = with_system - 2 * unit if with_system else ESTIMATE_SLACK
+        return max(alone, 0), max(pair, 0)
+
     def _prompt_tokens(self, messages: list[dict[str, str]]) -> int:
         body = {"model": self.model, "messages": messages, "max_tokens": 1, "temperature": 0.0}
-        usage = self._post_json("v1/chat/completions", body).get("usage") or {}
+        usage = self.server.post_json("v1/chat/completions", body).get("usage") or {}
         return int(usage.get("prompt_tokens") or 0)
 
     # -- server discovery ------------------------------------------------------------------------------------
-
-    def _list_models(self) -> list[dict[str, Any]] | None:
-        response = self._send("GET", "v1/models")
-        if response.status_code in (401, 403):
-            raise self._error_for(response, "v1/models")
-        if response.status_code != 200:
-            return None  # some gateways have no model list; chat requests will tell
-        try:
-            data = response.json().get("data")
-        except (ValueError, AttributeError):
-            return None
-        return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else None
 
     def _default_model(self) -> str:
         if self._models:
@@ -303,107 +282,10 @@ class OpenAIBackend:
         for entry in self._models or ():
             if entry.get("id") == self.model and entry.get("max_model_len"):
                 return int(entry["max_model_len"])  # vLLM
-        try:
-            response = self._client.get("props")  # llama-server: per-slot context of the running server
-            if response.status_code == 200:
-                n_ctx = (response.json().get("default_generation_settings") or {}).get("n_ctx")
-                return int(n_ctx) if n_ctx else None
-        except (httpx.HTTPError, ValueError, AttributeError):
-            pass
-        return None
-
-    # -- HTTP plumbing ---------------------------------------------------------------------------------------
-
-    def _post_probe(self, path: str, body: dict[str, Any]) -> Any | None:
-        """POST for discovery: the JSON answer, or None when the route is missing or refuses the body."""
-        try:
-            response = self._client.post(path, json=body)
-        except httpx.HTTPError:
-            return None
-        if response.status_code in (401, 403):
-            raise self._error_for(response, path)
-        if response.status_code != 200:
-            return None
-        try:
-            return response.json()
-        except ValueError:
-            return None
-
-    def _post_json(self, path: str, body: dict[str, Any]) -> Any:
-        response = self._send("POST", path, json=body)
-        if response.status_code != 200:
-            raise self._error_for(response, path)
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise BackendError(f"the server at {self.base_url} sent a reply that is not JSON") from exc
-
-    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        try:
-            for attempt in self._retrying:
-                with attempt:
-                    response = self._client.request(method, path, **kwargs)
-                    if response.status_code in RETRY_STATUSES:
-                        raise _RetryableStatus(response)
-        except _RetryableStatus as exc:
-            return exc.response
-        except httpx.TimeoutException as exc:
-            if isinstance(exc, httpx.ConnectTimeout):
-                raise BackendError(
-                    f"cannot connect to the server at {self.base_url} (timed out)",
-                    hint=f"is the server running at {self.base_url}? check the host, port and firewall",
-                ) from exc
-            raise BackendError(
-                f"the server at {self.base_url} did not answer within {self.timeout:g} s",
-                hint="raise --timeout (seconds), or check that the server is not overloaded",
-            ) from exc
-        except httpx.ConnectError as exc:
-            raise BackendError(
-                f"cannot connect to the server at {self.base_url}: {_reason(exc)}",
-                hint=f"is the server running at {self.base_url}? start it (`vllm serve MODEL`, "
-                "`python -m llama_cpp.server --model m.gguf`) or pass --base-url",
-            ) from exc
-        except httpx.TransportError as exc:
-            raise BackendError(
-                f"lost the connection to the server at {self.base_url}: {_reason(exc)}",
-                hint="the server may have crashed or been stopped; check its log. The trace is kept: "
-                "restart the server and resume the run",
-            ) from exc
-        return response
-
-    def _error_for(self, response: httpx.Response, path: str) -> BackendError | BudgetError:
-        status = response.status_code
-        detail = _detail(response)
-        if status in (401, 403):
-            return BackendError(
-                f"the server at {self.base_url} refused the API key (HTTP {status})",
-                hint="set MEMREAD_API_KEY or pass --api-key with the key the server was started with",
-            )
-        if status == 404:
-            served = [str(m.get("id")) for m in (self._list_models_quietly() or [])]
-            hint = (
-                f"the server serves: {', '.join(served)}; pass one of them with --model"
-                if served
-                else "check --base-url: it should be the server root or end in /v1 (e.g. http://host:8000/v1)"
-            )
-            what = f"model {getattr(self, 'model', '?')!r} or route /{path}"
-            return BackendError(f"the server at {self.base_url} has no {what} (HTTP 404: {detail})", hint=hint)
-        if status == 400 and "context" in detail.lower():
-            return BudgetError(
-                f"the prompt does not fit the server's context window: {detail}",
-                hint="lower --chunk-tokens or --memory-tokens, or give the server a larger context "
-                "(vLLM --max-model-len, llama-server -c, llama_cpp.server --n_ctx)",
-            )
-        return BackendError(
-            f"the server at {self.base_url} answered HTTP {status}: {detail}",
-            hint="see the server's log for the cause",
-        )
-
-    def _list_models_quietly(self) -> list[dict[str, Any]] | None:
-        try:
-            return self._list_models()
-        except BackendError:
-            return None
+        props = self.server.get_json_quietly("props")  # llama-server: per-slot context of the running server
+        settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+        n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+        return int(n_ctx) if n_ctx else None
 
     def _warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -426,64 +308,6 @@ class _EstimatingTokenizer:
 
     def decode(self, ids: Sequence[int]) -> str:
         return self._inner.decode(ids)
-
-
-class _RetryableStatus(Exception):
-    def __init__(self, response: httpx.Response) -> None:
-        super().__init__(f"HTTP {response.status_code}")
-        self.response = response
-
-
-class _RetryAfterOr:
-    """Wait what the server asked for in Retry-After (capped), else the exponential backoff."""
-
-    def __init__(self, fallback: Any) -> None:
-        self.fallback = fallback
-
-    def __call__(self, state: tenacity.RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, _RetryableStatus):
-            try:
-                return min(float(exc.response.headers.get("retry-after", "")), 30.0)
-            except ValueError:
-                pass
-        return float(self.fallback(state))
-
-
-def _worth_retrying(exc: BaseException) -> bool:
-    if isinstance(exc, httpx.TimeoutException):
-        return isinstance(exc, httpx.ConnectTimeout)  # the server never started on this request
-    return isinstance(exc, (_RetryableStatus, httpx.TransportError))
-
-
-def _normalise_base_url(url: str) -> tuple[str, str]:
-    """``http://h:8000``, ``http://h:8000/`` and ``http://h:8000/v1/`` all mean the same server.
-
-    Returns (root with a trailing slash, for relative requests; the /v1 URL, for messages)."""
-    url = url.strip().rstrip("/")
-    if "://" not in url:
-        url = "http://" + url
-    root = url[: -len("/v1")] if url.endswith("/v1") else url
-    return root + "/", root + "/v1"
-
-
-def _detail(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text.strip()[:200] or response.reason_phrase
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        return str(error.get("message") or error)[:200]
-    if isinstance(body, dict) and ("detail" in body or "message" in body or error):
-        return str(body.get("detail") or body.get("message") or error)[:200]
-    return str(body)[:200]
-
-
-def _reason(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[-1][:120] if text else type(exc).__name__
-
 
 
 _OPTIONS = ("base_url", "api_key", "timeout", "connect_timeout", "concurrency", "retries", "backoff",
