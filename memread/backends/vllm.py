@@ -78,6 +78,7 @@ class VllmBackend:
         self._sampling_params = vllm.SamplingParams
         self._tokenizer = EngineTokenizer(self._llm.get_tokenizer(), model)
         self.tokenizer_source = "vllm"
+        self.reports_stop_reason = True  # CompletionOutput.stop_reason names the stop string that fired
 
     @property
     def tokenizer(self) -> Tokenizer:
