@@ -108,9 +108,21 @@ class Strategy(ABC):
         is the reply or a part of it, so it is never longer; that is what bounds the prompt."""
         return self.settings.reply_tokens or self.settings.memory_tokens
 
-    @abstractmethod
+    def memory_prompt(self, question: str, memory: str, chunk: str) -> str:
+        """The step prompt of a strategy whose prompt holds only question, memory and chunk (overwrite,
+        gated); a strategy with more in its prompt overrides :meth:`budget` instead."""
+        raise NotImplementedError(f"{type(self).__name__} builds its step prompt otherwise")
+
     def budget(self, question: str) -> list[BudgetItem]:
-        """The largest prompts this strategy can send for ``question``, for the loop's budget check."""
+        """The largest prompts this strategy can send for ``question``, for the loop's budget check: the
+        prompts with their variable parts empty, and how many tokens those parts can add."""
+        s = self.settings
+        return [
+            BudgetItem("step", self.memory_prompt(question, "", ""), self.reply_tokens + s.chunk_tokens,
+                       self.reply_tokens),
+            BudgetItem("final", prompts.final_prompt(question, "", style=s.final_prompt),
+                       self.reply_tokens, s.final_tokens),
+        ]
 
     # --- shared ---------------------------------------------------------------------------------------
 

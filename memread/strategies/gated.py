@@ -44,7 +44,7 @@ from memread import prompts
 from memread.backends.base import Completion
 from memread.document import Chunk
 from memread.strategies import tags
-from memread.strategies.base import BudgetItem, State, StepPlan, StepResult, Strategy
+from memread.strategies.base import State, StepPlan, StepResult, Strategy
 
 # At most 4: OpenAI-compatible servers reject more stop strings.
 CHECK_NO_STOPS: tuple[str, ...] = ("<check>no</check>", "<check>No</check>", "<check>NO</check>",
@@ -140,9 +140,11 @@ def parse_gated(text: str, *, stopped_early: bool = False) -> GatedReply:
 class GatedStrategy(Strategy):
     name = "gated"
 
+    def memory_prompt(self, question: str, memory: str, chunk: str) -> str:
+        return prompts.grumem_memory_prompt(question, memory, chunk, layout=self.settings.layout)
+
     def plan_step(self, lane: int, question: str, state: State, chunk: Chunk) -> StepPlan:
-        prompt = prompts.grumem_memory_prompt(question, self.memory(state), chunk.text,
-                                              layout=self.settings.layout)
+        prompt = self.memory_prompt(question, self.memory(state), chunk.text)
         stop = CHECK_NO_STOPS if self.settings.stop_on_check_no else ()
         return StepPlan(prompt, self.reply_tokens, stop)
 
@@ -170,12 +172,3 @@ class GatedStrategy(Strategy):
         return StepResult(state=new_state, memory=memory, memory_changed=memory != before,
                           truncated=completion.finish_reason == "length", update=apply, exit=exit_,
                           parse_issues=tuple(issues), stopped_early=reply.stopped_early)
-
-    def budget(self, question: str) -> list[BudgetItem]:
-        s = self.settings
-        return [
-            BudgetItem("step", prompts.grumem_memory_prompt(question, "", "", layout=s.layout),
-                       self.reply_tokens + s.chunk_tokens, self.reply_tokens),
-            BudgetItem("final", prompts.final_prompt(question, "", style=s.final_prompt),
-                       self.reply_tokens, s.final_tokens),
-        ]

@@ -13,16 +13,17 @@ from memread import prompts
 from memread.answer import strip_thinking
 from memread.backends.base import Completion
 from memread.document import Chunk
-from memread.strategies.base import BudgetItem, State, StepPlan, StepResult, Strategy
+from memread.strategies.base import State, StepPlan, StepResult, Strategy
 
 
 class OverwriteStrategy(Strategy):
     name = "overwrite"
 
+    def memory_prompt(self, question: str, memory: str, chunk: str) -> str:
+        return prompts.memagent_memory_prompt(question, memory, chunk, layout=self.settings.layout)
+
     def plan_step(self, lane: int, question: str, state: State, chunk: Chunk) -> StepPlan:
-        prompt = prompts.memagent_memory_prompt(question, self.memory(state), chunk.text,
-                                                layout=self.settings.layout)
-        return StepPlan(prompt, self.reply_tokens)
+        return StepPlan(self.memory_prompt(question, self.memory(state), chunk.text), self.reply_tokens)
 
     def read_reply(self, lane: int, question: str, state: State, chunk: Chunk,
                    completion: Completion) -> StepResult:
@@ -34,12 +35,3 @@ class OverwriteStrategy(Strategy):
             memory = before
         return StepResult(state={**state, "memory": memory}, memory=memory, memory_changed=memory != before,
                           truncated=completion.finish_reason == "length", parse_issues=tuple(issues))
-
-    def budget(self, question: str) -> list[BudgetItem]:
-        s = self.settings
-        return [
-            BudgetItem("step", prompts.memagent_memory_prompt(question, "", "", layout=s.layout),
-                       self.reply_tokens + s.chunk_tokens, self.reply_tokens),
-            BudgetItem("final", prompts.final_prompt(question, "", style=s.final_prompt),
-                       self.reply_tokens, s.final_tokens),
-        ]
