@@ -164,6 +164,7 @@ class Loop:
 
             run_id = new_run_id()
         self.run_id = run_id
+        self._budget: list[BudgetLine] | None = None  # set by a passing check_budget()
         names_stops = bool(getattr(backend, "reports_stop_reason", backend.name in ("llamacpp", "vllm", "fake")))
         self.strategy = strategy or create_strategy(self.settings, backend.tokenizer, engine_names_stops=names_stops)
 
@@ -191,6 +192,7 @@ class Loop:
                 f"reply {worst.max_tokens}) but the model's context holds {limit}",
                 hint=f"lower --chunk-tokens (now {s.chunk_tokens}) or --memory-tokens (now {s.memory_tokens}), "
                      f"or raise the context size (--n-ctx) to at least {worst.total}")
+        self._budget = lines
         return lines
 
     # --- the run -------------------------------------------------------------------------------------------
@@ -204,7 +206,8 @@ class Loop:
         ``StepFinished.state`` of that lane) and lanes in ``exited`` read nothing more. Answers are
         (re)computed for every lane.
         """
-        self.check_budget()
+        if self._budget is None:  # the caller may have checked already (to fail before opening a trace)
+            self.check_budget()
         lanes = range(len(self.questions))
         state: dict[int, State] = {lane: dict((states or {}).get(lane) or self.strategy.initial_state())
                                    for lane in lanes}
