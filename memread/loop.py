@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from memread import defaults
 from memread.answer import final_answer
 from memread.backends.base import Backend, ChatRequest, Completion, Message
 from memread.document import Chunk
@@ -53,23 +54,23 @@ BUDGET_MARGIN = 16
 class LoopSettings:
     """Every knob that shapes a run (recorded in RunStarted.settings and checked on resume)."""
 
-    strategy: str = "overwrite"  # "overwrite" | "gated" | "callback"
-    chunk_tokens: int = 5000  # chunk budget (MemAgent: 5,000)
-    memory_tokens: int = 1024  # memory cap = generation cap of a memory step (MemAgent: 1,024)
+    strategy: str = defaults.STRATEGY  # "overwrite" | "gated" | "callback"
+    chunk_tokens: int = defaults.CHUNK_TOKENS  # chunk budget (MemAgent: 5,000)
+    memory_tokens: int = defaults.MEMORY_TOKENS  # memory cap = generation cap of a memory step (MemAgent: 1,024)
     # Generation cap of a memory step; None: memory_tokens. GRU-Mem and ReMemR1 allowed 2,048 tokens for
     # thinking + tags + memory; memread keeps the cap at the memory size so that every strategy fits an
     # 8K context with the default 5,000-token chunks.
     reply_tokens: int | None = None
-    temperature: float = 0.7  # MemAgent sampled at 0.7 / 0.95
-    top_p: float = 0.95
-    seed: int | None = 0
-    final_prompt: str = "boxed"  # "boxed" | "therefore"
-    final_tokens: int = 1024
+    temperature: float = defaults.TEMPERATURE  # MemAgent sampled at 0.7 / 0.95
+    top_p: float = defaults.TOP_P
+    seed: int | None = defaults.SEED
+    final_prompt: str = defaults.FINAL_PROMPT  # "boxed" | "therefore"
+    final_tokens: int = defaults.FINAL_TOKENS
     exit_gate: bool = True  # gated: <next>end</next> stops the lane
     stop_on_check_no: bool = True  # gated: stop generating at <check>no</check>
-    recall_from: str = "memories"  # callback: "memories" | "chunks"
-    recall_tokens: int = 512  # callback, recall_from="chunks": passage size
-    layout: str = "question-first"  # "question-first" (papers) | "chunk-first" (prefix-cache sharing)
+    recall_from: str = defaults.RECALL_FROM  # callback: "memories" | "chunks"
+    recall_tokens: int = defaults.RECALL_TOKENS  # callback, recall_from="chunks": passage size
+    layout: str = defaults.LAYOUT  # "question-first" (papers) | "chunk-first" (prefix-cache sharing)
     system: str | None = None  # a system message; None sends user messages only, as the papers did
 
     def __post_init__(self) -> None:

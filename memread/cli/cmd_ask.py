@@ -77,6 +77,11 @@ def ask(
         defaults.MEMORY_TOKENS, "--memory-tokens", min=16, rich_help_panel=_READ_HELP,
         help="Memory cap: the generation limit of each memory update.",
     ),
+    reply_tokens: int | None = typer.Option(
+        None, "--reply-tokens", min=16, rich_help_panel=_READ_HELP,
+        help="gated/callback: generation limit of a step (thinking + tags + memory); default --memory-tokens. "
+        "The papers allowed 2048.",
+    ),
     final_tokens: int = typer.Option(
         defaults.FINAL_TOKENS, "--final-tokens", min=16, rich_help_panel=_READ_HELP,
         help="Generation limit of the final answer.",
@@ -154,6 +159,7 @@ def ask(
             "chunk_tokens": chunk_tokens,
             "memory_tokens": memory_tokens,
             "final_tokens": final_tokens,
+            "reply_tokens": reply_tokens,
             "temperature": temperature,
             "top_p": top_p,
             "seed": seed,

@@ -91,8 +91,25 @@ def _create_backend(request: AskRequest, env: Environment) -> Any:
         options.setdefault("seed", request.settings["seed"])
     if name == "llamacpp":
         with _pull_progress(env) as progress:
+            if options.get("context_length") is None:
+                options["context_length"] = _llamacpp_context(request, progress)
             return create_backend(name, model=request.model, progress=progress, **options)
     return create_backend(name, model=request.model, **options)
+
+
+def _llamacpp_context(request: AskRequest, progress: Any) -> int:
+    """Size llama.cpp's context from what the run needs (measured with the model's own tokenizer, a
+    vocab-only load): at least the default window, more when the settings need it (callback's recalled
+    memory), never past the model's training context (the loop's budget check then explains)."""
+    from memread import models
+    from memread.backends.llamacpp import DEFAULT_CONTEXT, LlamaTokenizer, _training_context
+    from memread.loop import LoopSettings, context_needed
+
+    path = models.resolve(request.model or models.default_model(), progress=progress)
+    needed = context_needed(LoopSettings(**request.settings), request.questions, LlamaTokenizer(path))
+    size = max(DEFAULT_CONTEXT, needed)
+    training = _training_context(path)
+    return min(size, training) if training else size
 
 
 def _trace_header(request: AskRequest, document: Any, backend: Any) -> dict[str, Any]:
