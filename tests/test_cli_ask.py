@@ -124,8 +124,11 @@ def test_bad_input_gets_one_line_a_hint_and_its_exit_status(smollm2_path: Path, 
 
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    # A job started in the background inherits SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt: give the child the default disposition, as an interactive shell would.
     return subprocess.Popen([sys.executable, "-m", "memread", *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _steps_in(trace: Path) -> int:
