@@ -8,7 +8,6 @@ the same result.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -20,9 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from memread.cli.app import main
-from memread.cli.environment import Environment, use
+from cli_runner import run_memread
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "docs" / "sample" / "harbour-report.md"
@@ -34,19 +31,7 @@ pytestmark = pytest.mark.model
 
 
 def run_cli(args: list[str], *, stdin: bytes = b"") -> tuple[int, str, str]:
-    """Run memread in-process with a fake, non-terminal environment; return (status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    env = Environment(stdin=io.TextIOWrapper(io.BytesIO(stdin)), stdout=out, stderr=err,
-                      stdin_isatty=False, stdout_isatty=False, stderr_isatty=False)
-    use(env)
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    finally:
-        use(None)
-    return code, out.getvalue(), err.getvalue()
+    return run_memread(*args, stdin=stdin)
 
 
 @pytest.mark.parametrize("strategy", ["overwrite", "gated", "callback"])

@@ -10,27 +10,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_runner import run_memread
 
 from memread import models
-from memread.cli.environment import Environment, use
+from memread.cli.environment import Environment
 from memread.errors import BackendError, ExitStatus, UsageError
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:
     """Run ``memread argv…`` in-process with fake, non-terminal streams; return (status, stdout, stderr)."""
-    from memread.cli.app import main
-
-    out, err = io.StringIO(), io.StringIO()
-    use(Environment(stdin=io.StringIO(), stdout=out, stderr=err, stdin_isatty=False, stdout_isatty=False,
-                    stderr_isatty=False))
-    try:
-        main(list(argv))
-        status = 0
-    except SystemExit as stop:
-        status = int(stop.code or 0)
-    finally:
-        use(None)
-    return status, out.getvalue(), err.getvalue()
+    return run_memread(*argv)
 
 
 @pytest.fixture
