@@ -266,7 +266,9 @@ def test_ctrl_c_while_lanes_wait_for_the_server_exits_at_once(tmp_path: Path) ->
         "    sys.exit(130)\n"
     )
     with fake_server("slow", delay=30.0) as slow:
-        reader = subprocess.Popen([sys.executable, str(script), slow.url], stdout=subprocess.PIPE, text=True)
+        # Default SIGINT disposition even when the suite runs as a background job (which ignores SIGINT).
+        reader = subprocess.Popen([sys.executable, str(script), slow.url], stdout=subprocess.PIPE, text=True,
+                                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         assert reader.stdout is not None and reader.stdout.readline() == "reading\n"
         time.sleep(0.5)  # the three requests are waiting on the server now
         reader.send_signal(signal.SIGINT)
