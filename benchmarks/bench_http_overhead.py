@@ -19,10 +19,11 @@ step by step so that a busy machine slows both alike. Two figures:
 
 Target: HTTP overhead <= 5 % of step time.
 
-On a loaded machine (load 5-6 on 2 cores) llama.cpp called from Python's *main* thread ran 5-10x slower
-than the same call from a worker thread (which is where llama_cpp.server runs it), so the plain comparison
-then favours HTTP by a wide margin. ``--in-thread`` calls the in-process backend from a worker thread too,
-which isolates the cost of the HTTP transport itself.
+On a loaded machine (load 3-6 on 2 cores) llama.cpp called from Python's *main* thread ran 5-40x slower
+than the same call from a worker thread (which is where llama_cpp.server runs it): OpenMP's active
+spin-waiting; with ``OMP_WAIT_POLICY=PASSIVE`` in the environment both ran alike. The plain comparison then
+favours HTTP by a wide margin. ``--in-thread`` calls the in-process backend from a worker thread too, which
+isolates the cost of the HTTP transport itself.
 """
 
 from __future__ import annotations
