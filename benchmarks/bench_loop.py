@@ -92,9 +92,16 @@ def main() -> None:
     args = parser.parse_args()
 
     from memread import models
+    from memread.backends.llamacpp import LlamaTokenizer
+    from memread.loop import context_needed
 
     model_path = models.resolve(args.model)
-    n_ctx = args.chunk_tokens + args.memory_tokens * 2 + 1024
+    vocab = LlamaTokenizer(model_path)
+    n_ctx = max(context_needed(LoopSettings(strategy="gated" if v.startswith("gated") else v,
+                                            chunk_tokens=args.chunk_tokens, memory_tokens=args.memory_tokens),
+                               ["What is the special magic number for amber-quiet mentioned in the provided text?"],
+                               vocab)
+                for v in args.strategies.split(","))
     backend = create_backend("llamacpp", model=str(model_path), n_ctx=n_ctx, n_threads=args.threads)
     text, question, answer = needle_document(args.tokens, backend.tokenizer.count, depth=args.depth)
     RUNS.mkdir(parents=True, exist_ok=True)
