@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -56,8 +57,6 @@ def locations() -> dict[str, Path]:
 def ensure_private_dir(path: Path) -> Path:
     """Create ``path`` (and parents) with mode 0700: traces and caches hold the user's documents."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    try:
+    with contextlib.suppress(OSError):  # not our folder to change (e.g. a shared --trace location)
         os.chmod(path, 0o700)
-    except OSError:
-        pass
     return path

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import select
@@ -14,10 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_runner import run_memread
 from docbuilders import SCANNED, build_pdf, build_tree, encrypt_pdf, log_lines
 
-from memread.cli.app import main
-from memread.cli.environment import Environment, use
 from memread.tokens import TiktokenTokenizer
 
 
@@ -33,23 +31,11 @@ def run(capsys: pytest.CaptureFixture[str]) -> Iterator[object]:
     """Run ``memread ARGS`` in this process with fake terminals; returns status, stdout and stderr."""
 
     def invoke(*args: str, stdin: bytes = b"", stderr_isatty: bool = False) -> Result:
-        out, err = io.StringIO(), io.StringIO()
         env = dict(os.environ, TERM="xterm")
         env.pop("MEMREAD_NO_PROGRESS", None)
-        use(
-            Environment(
-                stdin=io.BytesIO(stdin), stdout=out, stderr=err, stderr_isatty=stderr_isatty, environ=env
-            )
-        )
-        try:
-            main(list(args))
-            status = 0
-        except SystemExit as exit:
-            status = int(exit.code or 0)
-        finally:
-            use(None)
+        status, out, err = run_memread(*args, stdin=stdin, stderr_isatty=stderr_isatty, environ=env)
         captured = capsys.readouterr()  # Typer's own usage errors go straight to sys.stderr
-        return Result(status, out.getvalue() + captured.out, err.getvalue() + captured.err)
+        return Result(status, out + captured.out, err + captured.err)
 
     yield invoke
 
