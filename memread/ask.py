@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, BinaryIO
 
 from memread.backends.base import Backend
 from memread.document import Chunk, Document
@@ -34,7 +34,7 @@ class Resume:
     trace: Any = None  # the memread.trace.Trace being resumed: re-read chunks are checked against it
 
 
-def open_source(source: str, *, stdin: IO[bytes] | None = None, password: str | None = None) -> Document:
+def open_source(source: str, *, stdin: BinaryIO | None = None, password: str | None = None) -> Document:
     """Open ``source`` (a path, a directory or ``-``) as a lazy :class:`Document`; raises InputError."""
     from memread.ingest import open_document
 

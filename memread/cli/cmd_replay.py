@@ -87,7 +87,11 @@ def _play(player: Any, env: Any, *, speed: float, paused: bool) -> None:
             next_at = time.monotonic() + 1 / speed
             while True:
                 wait = max(0.0, next_at - time.monotonic()) if not paused else None
-                key = keys.read(wait) if keys else (time.sleep(wait or 0) or None)
+                if keys:
+                    key = keys.read(wait)
+                else:
+                    time.sleep(wait or 0)
+                    key = None
                 if key is None:  # the timer fired
                     if paused:
                         continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, BinaryIO, cast
 
 
 def _isatty(stream: Any) -> bool:
@@ -42,10 +42,10 @@ class Environment:
     def no_color(self) -> bool:
         return bool(self.environ.get("NO_COLOR"))
 
-    def stdin_binary(self) -> IO[bytes]:
+    def stdin_binary(self) -> BinaryIO:
         """stdin as bytes (documents are decoded by the loaders, not by Python's stdin wrapper)."""
         buffer = getattr(self.stdin, "buffer", None)
-        return buffer if buffer is not None else self.stdin  # type: ignore[return-value]
+        return cast(BinaryIO, buffer if buffer is not None else self.stdin)
 
     def err(self, message: str) -> None:
         print(message, file=self.stderr, flush=True)

@@ -205,8 +205,8 @@ def run_ask(request: AskRequest, env: Environment | None = None) -> None:
         _close(view)
         view = None
         if request.json_output:
-            where = str(writer.path) if writer is not None and writer.path is not None else None
-            env.out(json.dumps(report.result(trace_path=where), ensure_ascii=False, indent=2))
+            saved = str(writer.path) if writer is not None and writer.path is not None else None
+            env.out(json.dumps(report.result(trace_path=saved), ensure_ascii=False, indent=2))
         else:
             _print_answers(env, results)
     finally:

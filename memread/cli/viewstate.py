@@ -106,7 +106,8 @@ class ViewState:
             self.completion_tokens += event.completion_tokens
         elif isinstance(event, Warned):
             named = event.lane is None or len(self.lanes) < 2 or event.message.startswith(("lane", "question"))
-            self.warnings.append(event.message if named else f"lane {event.lane + 1}: {event.message}")
+            self.warnings.append(event.message if named or event.lane is None
+                                 else f"lane {event.lane + 1}: {event.message}")
         elif isinstance(event, RunFinished):
             self.finished = event
 
