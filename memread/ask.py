@@ -8,30 +8,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from memread.backends.base import Backend
 from memread.document import Chunk, Document
 from memread.events import Sink, Warned
 from memread.loop import LaneResult, Loop, LoopSettings
 
+if TYPE_CHECKING:
+    from memread.trace import Trace
+
 # Counting the chunks up front costs one extra pass of extraction and tokenization with the model's own
 # tokenizer (0.1-0.3M tokens/s for llama.cpp's); above this size the progress display goes without a total
 # rather than delay the start by more than a few seconds.
 COUNT_LIMIT_BYTES = 8 * 1024 * 1024
-
-
-@dataclass
-class Resume:
-    """What a resumed run restarts from (see :meth:`memread.trace.Trace.resume_point`)."""
-
-    run_id: str
-    start_step: int
-    states: dict[int, dict[str, Any]]
-    exited: tuple[int, ...]
-    trace: Any = None  # the memread.trace.Trace being resumed: re-read chunks are checked against it
 
 
 def open_source(source: str, *, stdin: BinaryIO | None = None, password: str | None = None) -> Document:
@@ -89,14 +80,15 @@ def read(
     backend: Backend,
     settings: LoopSettings,
     sinks: Sequence[Sink] = (),
-    resume: Resume | None = None,
+    resume: Trace | None = None,
     run_id: str | None = None,
 ) -> list[LaneResult]:
     """Read ``document`` once for every question and answer each one.
 
     Refuses (BudgetError) before the first model call when a step could not fit the backend's context.
-    With ``resume``, the chunks already read are re-chunked, checked against the trace by the caller's
-    sinks, and skipped; the lanes restart from their recorded strategy state.
+    With ``resume`` (a trace read back), the run keeps the trace's run id, the chunks already read are
+    re-chunked, checked against the text hashes the trace recorded, and skipped, and the lanes restart from
+    their recorded strategy state.
     """
     from memread.chunk import Chunker
 
@@ -114,11 +106,11 @@ def read(
     chunks = _chunks_with_warnings(document, chunks, all_sinks)
     if resume is None:
         return loop.run(chunks)
-    if resume.trace is not None:
-        from memread.trace import verify_chunks
+    from memread.trace import verify_chunks
 
-        chunks = verify_chunks(resume.trace, chunks, upto=resume.start_step)
-    return loop.run(chunks, start_step=resume.start_step, states=resume.states, exited=resume.exited)
+    point = resume.resume_point()
+    chunks = verify_chunks(resume, chunks, upto=point.start_step)
+    return loop.run(chunks, start_step=point.start_step, states=point.states, exited=point.exited)
 
 
 def document_info(source: str, document: Document) -> dict[str, Any]:

@@ -140,7 +140,7 @@ def run_ask(request: AskRequest, env: Environment | None = None) -> None:
     """Run ``memread ask``. Raises MemreadError (printed by the app) or typer.Exit for Ctrl-C (130)."""
     import typer
 
-    from memread.ask import Resume, count_chunks, open_source, read
+    from memread.ask import count_chunks, open_source, read
     from memread.cli.progress import progress_sink
     from memread.loop import LoopSettings
     from memread.report import RunReport
@@ -161,29 +161,25 @@ def run_ask(request: AskRequest, env: Environment | None = None) -> None:
     try:
         for warning in getattr(backend, "warnings", []):
             env.err(f"warning: {warning}")
-        resume = None
         history: list[Any] = []
         if trace_obj is not None:
             check_resume(trace_obj, questions=request.questions, strategy=settings.strategy, model=backend.model,
                          settings=settings.to_dict())
-            point = trace_obj.resume_point()
-            resume = Resume(trace_obj.run_id, point.start_step, point.states, point.exited, trace=trace_obj)
             history = list(trace_obj.events())
             trace_path = trace_obj.path
         report = RunReport(history=history)
         if not request.no_trace:
             writer = TraceWriter(trace_path or request.trace, header=_trace_header(request, document, backend),
                                  resume=trace_obj is not None)
-        mode = "none" if request.progress == "none" else request.progress
         total = None
-        if mode != "none" and not request.quiet:
+        if request.progress != "none" and not request.quiet:
             total = count_chunks(request.source, backend, settings, password=request.password)
-        view = progress_sink(env, mode=mode, quiet=request.quiet, total=total, tokenizer=backend.tokenizer,
+        view = progress_sink(env, mode=request.progress, quiet=request.quiet, total=total, tokenizer=backend.tokenizer,
                              history=history)
         sinks = [s for s in (writer, report, view) if s is not None]
         try:
             results = read(document, request.questions, backend=backend, settings=settings, sinks=sinks,
-                           resume=resume)
+                           resume=trace_obj)
         except KeyboardInterrupt:
             _close(view)
             view = None
