@@ -48,10 +48,12 @@ def count_chunks(source: str, backend: Backend, settings: LoopSettings, *, passw
         return None
     if size > COUNT_LIMIT_BYTES:
         return None
+    from memread.backends.text_guard import guard
     from memread.chunk import Chunker
 
     document = open_source(source, password=password)
-    return sum(1 for _ in Chunker(backend.tokenizer, settings.chunk_tokens).chunks(document.segments()))
+    tokenizer = guard(backend).tokenizer  # as the loop will chunk
+    return sum(1 for _ in Chunker(tokenizer, settings.chunk_tokens).chunks(document.segments()))
 
 
 def _chunks_with_warnings(document: Document, chunks: Iterable[Chunk], sinks: Sequence[Sink]) -> Iterator[Chunk]:
@@ -102,7 +104,8 @@ def read(
         run_id=resume.run_id if resume else run_id,
     )
     loop.check_budget()
-    chunks: Iterable[Chunk] = Chunker(backend.tokenizer, settings.chunk_tokens).chunks(document.segments())
+    # The loop's backend: guarded when it cannot keep document text plain, and then it measures the text as sent.
+    chunks: Iterable[Chunk] = Chunker(loop.backend.tokenizer, settings.chunk_tokens).chunks(document.segments())
     chunks = _chunks_with_warnings(document, chunks, all_sinks)
     if resume is None:
         return loop.run(chunks)

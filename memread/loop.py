@@ -13,6 +13,11 @@ Before the first model call :meth:`Loop.check_budget` measures, with the backend
 tokenizer, the largest prompt each question can produce (template + question + memory cap + chunk budget
 [+ recalled memory]) plus the generation cap, and raises BudgetError instead of ever truncating.
 
+Document text stays text: a backend that does not promise to tokenize message contents as plain text
+(``tokenizes_text_safely``) is wrapped by :func:`memread.backends.text_guard.guard`, which breaks
+control-token strings such as ``<|im_end|>`` before they are sent; the first time it does, a ``Warned``
+event says so. Only the model's reply is ever parsed for decisions (tags in the document are just text).
+
 Reproducibility: the request seed is ``settings.seed + step`` (final answers: ``seed + steps read``), so
 a resumed run sends exactly the requests an uninterrupted one would have sent.
 """
@@ -28,8 +33,9 @@ from typing import Any
 from memread import defaults
 from memread.answer import final_answer
 from memread.backends.base import Backend, ChatRequest, Completion, Message
+from memread.backends.text_guard import GuardedBackend, guard
 from memread.document import Chunk
-from memread.errors import BackendError, BudgetError, UsageError
+from memread.errors import BackendError, BudgetError, MemreadError, UsageError
 from memread.events import (
     Answered,
     Event,
@@ -147,7 +153,8 @@ class Loop:
     """Reads chunks for several questions at once with one strategy over one backend.
 
     ``sinks`` receive every event in order. ``document`` and ``run_id`` only label RunStarted
-    (``run_id`` None: a new one from :func:`memread.trace.new_run_id`).
+    (``run_id`` None: a new one from :func:`memread.trace.new_run_id`). ``self.backend`` is ``backend``,
+    guarded when it cannot keep document text plain (see the module docstring); chunk with its tokenizer.
     """
 
     def __init__(self, backend: Backend, questions: Sequence[str], settings: LoopSettings | None = None,
@@ -155,7 +162,8 @@ class Loop:
                  strategy: Strategy | None = None) -> None:
         if not questions:
             raise UsageError("no question to answer", hint='pass a question, e.g. memread ask FILE "…"')
-        self.backend = backend
+        self.backend = guard(backend)
+        self._guard_warned = False
         self.questions = tuple(questions)
         self.settings = settings or LoopSettings()
         self.sinks = list(sinks)
@@ -167,7 +175,8 @@ class Loop:
         self.run_id = run_id
         self._budget: list[BudgetLine] | None = None  # set by a passing check_budget()
         names_stops = bool(getattr(backend, "reports_stop_reason", backend.name in ("llamacpp", "vllm", "fake")))
-        self.strategy = strategy or create_strategy(self.settings, backend.tokenizer, engine_names_stops=names_stops)
+        self.strategy = strategy or create_strategy(self.settings, self.backend.tokenizer,
+                                                    engine_names_stops=names_stops)
 
     # --- budget -------------------------------------------------------------------------------------------
 
@@ -258,7 +267,8 @@ class Loop:
         plans = {lane: self.strategy.plan_step(lane, self.questions[lane], state[lane], chunk) for lane in active}
         seed = None if self.settings.seed is None else self.settings.seed + chunk.index
         completions, seconds = self._complete(
-            [self._request(plans[lane], seed, f"lane {lane}, step {chunk.index}") for lane in active], totals)
+            [self._request(plans[lane], seed, f"lane {lane}, step {chunk.index}") for lane in active], totals,
+            chunk.index)
         for lane, completion in zip(active, completions, strict=True):
             before = state[lane]
             result = self.strategy.read_reply(lane, self.questions[lane], before, chunk, completion)
@@ -323,10 +333,24 @@ class Loop:
         return ChatRequest(messages=self._messages(plan.prompt), max_tokens=plan.max_tokens, stop=plan.stop,
                            temperature=self.settings.temperature, top_p=self.settings.top_p, seed=seed, tag=tag)
 
-    def _complete(self, requests: list[ChatRequest], totals: _Totals) -> tuple[list[Completion], float]:
-        """One backend call for the batch; returns the completions and the mean seconds per request."""
+    def _complete(self, requests: list[ChatRequest], totals: _Totals, step: int | None = None
+                  ) -> tuple[list[Completion], float]:
+        """One backend call for the batch; returns the completions and the mean seconds per request.
+
+        Any failure of the engine becomes a BackendError (exit 4; the trace is kept and the run resumable),
+        also from a backend that raises something else (a plugin, an engine's internal error)."""
         begun = time.perf_counter()
-        completions = self.backend.complete(requests)
+        try:
+            completions = self.backend.complete(requests)
+        except (MemreadError, KeyboardInterrupt):
+            raise
+        except Exception as error:
+            detail = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+            raise BackendError(
+                f"the {self.backend.name} backend failed: {type(error).__name__}{': ' + detail if detail else ''}",
+                hint="see the engine's log; the run is saved, `memread resume` continues it once the engine works",
+            ) from error
+        self._note_guard(step)
         elapsed = time.perf_counter() - begun
         totals.model_seconds += elapsed
         if len(completions) != len(requests):
@@ -340,6 +364,19 @@ class Loop:
     def _emit(self, event: Event) -> None:
         for sink in self.sinks:
             sink(event)
+
+    def _note_guard(self, step: int | None) -> None:
+        """Warn once per run when the text guard broke control-token strings (the warning is in the trace)."""
+        guarded = self.backend
+        if self._guard_warned or not isinstance(guarded, GuardedBackend) or not guarded.found:
+            return
+        self._guard_warned = True
+        shown = ", ".join(guarded.found[:4]) + (", …" if len(guarded.found) > 4 else "")
+        self._emit(Warned(
+            message=f"the text contains chat-template control strings ({shown}); the {guarded.name} backend "
+                    "could read them as control tokens, so they are sent with an invisible word joiner "
+                    "(U+2060) after their first character",
+            step=step))
 
     def _finish(self, status: str, totals: _Totals, started: float, error: str | None) -> None:
         event = RunFinished(status=status, chunks_read=totals.chunks_read, prompt_tokens=totals.prompt_tokens,

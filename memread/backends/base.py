@@ -46,7 +46,13 @@ class Completion:
 
 @runtime_checkable
 class Backend(Protocol):
-    """An inference engine. Implementations: llama.cpp (in-process), OpenAI-compatible HTTP, vLLM."""
+    """An inference engine. Implementations: llama.cpp (in-process), OpenAI-compatible HTTP, vLLM.
+
+    Optional capabilities, read with ``getattr`` and a safe default: ``tokenizes_text_safely`` (True only
+    when message contents are always tokenized as plain text, so a document containing ``<|im_end|>`` can
+    never become a control token; the loop otherwise breaks such strings itself, see
+    :mod:`memread.backends.text_guard`), ``reports_stop_reason`` and ``warnings``.
+    """
 
     name: str  # "llamacpp" | "openai" | "vllm" | ...
     model: str  # model path or name, as recorded in traces

@@ -26,7 +26,7 @@ class FakeBackend:
     name = "fake"
 
     def __init__(self, replies: Script, *, context_length: int = 1_000_000, tokenizer: Tokenizer | None = None,
-                 model: str = "fake-model", names_stops: bool = True) -> None:
+                 model: str = "fake-model", names_stops: bool = True, tokenizes_text_safely: bool = True) -> None:
         self._script = replies
         self._position = 0
         self.context_length = context_length
@@ -34,6 +34,9 @@ class FakeBackend:
         self.model = model
         self.reports_stop_reason = names_stops
         self.names_stops = names_stops
+        # False imitates a server that reads control-token strings in messages as control tokens, so the
+        # loop's text guard applies (memread.backends.text_guard).
+        self.tokenizes_text_safely = tokenizes_text_safely
         self.calls: list[list[ChatRequest]] = []
         self.closed = False
 

@@ -145,6 +145,8 @@ class LlamaCppBackend:
     """
 
     name = "llamacpp"
+    # Message contents are tokenized with special tokens off (see _render_tokens): no text guard needed.
+    tokenizes_text_safely = True
 
     def __init__(
         self,

@@ -55,6 +55,9 @@ class OpenAIBackend:
     """
 
     name = "openai"
+    # The server renders the chat template and tokenizes the result itself; llama_cpp.server (measured) and
+    # others read control-token strings in a message as control tokens. The loop guards the text.
+    tokenizes_text_safely = False
 
     def __init__(
         self,

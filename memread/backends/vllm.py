@@ -32,6 +32,9 @@ class VllmBackend:
     """vLLM's offline ``LLM`` engine in this process."""
 
     name = "vllm"
+    # LLM.chat renders the template to a string and tokenizes it with the added special tokens matched
+    # anywhere, document text included. The loop guards the text.
+    tokenizes_text_safely = False
 
     def __init__(
         self,
