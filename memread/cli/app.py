@@ -44,6 +44,7 @@ app.command("replay")(cmd_replay.replay)
 app.add_typer(cmd_traces.app, name="traces")
 app.command("completions")(cmd_completions.completions)
 app.add_typer(cmd_models.app, name="models")
+app.command("bench")(__import__("memread.cli.cmd_bench", fromlist=["bench"]).bench)
 
 
 def report_error(error: Any) -> None:

@@ -1,0 +1,212 @@
+"""Answering one benchmark sample with one method, through the same library as ``memread ask``.
+
+Methods:
+
+* ``overwrite`` / ``gated`` / ``callback`` — the reading loop (:func:`memread.ask.read`) with that strategy;
+* ``full`` — the whole document in one prompt, when prompt + answer fit the backend's context window;
+  otherwise the sample is *not applicable* ("N/A", as in the papers' tables), never truncated;
+* ``bm25`` — retrieval-augmented generation: the document cut into passages by memread's chunker, the
+  ``k`` passages that best match the question by BM25 (SQLite FTS5, the index of :mod:`memread.recall`)
+  put in one prompt in document order. By default ``k`` passages fill one chunk budget, so the prompt is
+  the size of one memory step.
+
+The one-prompt baselines use MemAgent's final-answer instruction with the text in place of the memory, so
+the answer is extracted and scored exactly like the loop's.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from memread.backends.base import Backend, ChatRequest, Completion, Message
+from memread.bench.tasks import Sample
+from memread.document import Document, Provenance, Segment
+from memread.errors import BackendError
+from memread.events import Answered, Event, RunFinished, StepFinished
+from memread.loop import LoopSettings
+from memread.recall import Hit, TextIndex, query_terms
+
+STRATEGIES = ("overwrite", "gated", "callback")
+BASELINES = ("full", "bm25")
+METHODS = STRATEGIES + BASELINES
+METHOD_LABELS = {"overwrite": "overwrite (MemAgent)", "gated": "gated (GRU-Mem)", "callback": "callback (ReMemR1)",
+                 "full": "full context", "bm25": "BM25-RAG"}
+
+_INSTRUCTIONS = {
+    "boxed": "Please answer the problem based on the {what} and put the answer in \\boxed{{}}.",
+    "therefore": 'Please answer the problem based on the {what} and format your response as follows '
+                 '"Therefore, the answer is (insert answer here)".',
+}
+
+
+def one_prompt(question: str, text: str, *, retrieved: bool, style: str) -> str:
+    """The prompt of the one-prompt baselines: MemAgent's final prompt with the text as ``<article>``."""
+    what = "passages retrieved from an article" if retrieved else "article"
+    instruction = (f"You are presented with a problem and {'some ' if retrieved else 'an '}{what}. "
+                   + _INSTRUCTIONS[style].format(what=what))
+    return f"{instruction}\n\n<problem> \n{question}\n</problem>\n\n<article>\n{text}\n</article>\n\nYour answer:\n"
+
+
+@dataclass
+class Outcome:
+    """What one method produced for one sample (the measured part of a result record)."""
+
+    status: str  # "ok" | "error" | "n/a"
+    prediction: str | None = None
+    reply: str = ""
+    boxed: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    prefill_tokens: int = 0  # prompt tokens of the calls whose prefill time the engine reported
+    prefill_seconds: float = 0.0
+    model_seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the whole method on this sample (chunking included)
+    chunks_read: int | None = None
+    exited_at: int | None = None
+    error: str | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class MethodSettings:
+    loop: LoopSettings
+    rag_passage_tokens: int = 512
+    rag_k: int | None = None  # None: as many passages as fill one chunk budget
+
+    @property
+    def k(self) -> int:
+        return self.rag_k or max(1, self.loop.chunk_tokens // self.rag_passage_tokens)
+
+
+def text_document(sample: Sample) -> Document:
+    """The sample's context as a memread Document (one segment)."""
+    return Document(sample.key, "text", lambda _doc: iter([Segment(sample.context, Provenance(sample.key))]),
+                    size_bytes=len(sample.context.encode("utf-8")))
+
+
+def run_method(method: str, sample: Sample, backend: Backend, settings: MethodSettings) -> Outcome:
+    """Answer ``sample`` with ``method``. A backend failure is an ``error`` outcome (scored 0); a prompt that
+    cannot fit is ``n/a`` for ``full``. Budget errors of the loop (settings that never fit) and Ctrl-C
+    propagate."""
+    started = time.perf_counter()
+    try:
+        if method in STRATEGIES:
+            outcome = _run_loop(method, sample, backend, settings.loop)
+        elif method == "full":
+            outcome = _run_full(sample, backend, settings.loop)
+        elif method == "bm25":
+            outcome = _run_bm25(sample, backend, settings)
+        else:
+            raise ValueError(f"unknown method {method!r}")
+    except BackendError as error:
+        outcome = Outcome(status="error", error=error.message)
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.steps: list[StepFinished] = []
+        self.answered: Answered | None = None
+        self.finished: RunFinished | None = None
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, StepFinished):
+            self.steps.append(event)
+        elif isinstance(event, Answered):
+            self.answered = event
+        elif isinstance(event, RunFinished):
+            self.finished = event
+
+
+def _run_loop(strategy: str, sample: Sample, backend: Backend, settings: LoopSettings) -> Outcome:
+    from memread.ask import read
+
+    collector = _Collector()
+    results = read(text_document(sample), [sample.question], backend=backend,
+                   settings=replace(settings, strategy=strategy), sinks=[collector])
+    result = results[0]
+    timed = [s for s in collector.steps if s.prompt_seconds is not None]
+    finished = collector.finished
+    return Outcome(
+        status="ok", prediction=result.answer, reply=result.reply, boxed=result.boxed,
+        prompt_tokens=finished.prompt_tokens if finished else 0,
+        completion_tokens=finished.completion_tokens if finished else 0,
+        calls=len(collector.steps) + 1,
+        prefill_tokens=sum(s.prompt_tokens for s in timed),
+        prefill_seconds=sum(s.prompt_seconds or 0.0 for s in timed),
+        model_seconds=finished.model_seconds if finished else 0.0,
+        chunks_read=finished.chunks_read if finished else None, exited_at=result.exited_at)
+
+
+def _one_call(prompt: str, backend: Backend, settings: LoopSettings) -> tuple[Outcome, Completion | None]:
+    messages: tuple[Message, ...] = (Message("user", prompt),)
+    if settings.system is not None:
+        messages = (Message("system", settings.system), *messages)
+    tokens = backend.count_prompt(messages)
+    if tokens + settings.final_tokens > backend.context_length:
+        return Outcome(status="n/a", prompt_tokens=tokens,
+                       note=f"{tokens} prompt + {settings.final_tokens} answer tokens exceed the "
+                            f"{backend.context_length}-token context"), None
+    request = ChatRequest(messages=messages, max_tokens=settings.final_tokens, temperature=settings.temperature,
+                          top_p=settings.top_p, seed=settings.seed, tag="bench")
+    begun = time.perf_counter()
+    completion = backend.complete([request])[0]
+    elapsed = time.perf_counter() - begun
+    from memread.answer import final_answer
+
+    answer, boxed = final_answer(completion.text, style=settings.final_prompt)
+    timed = completion.prompt_seconds is not None
+    return Outcome(status="ok", prediction=answer, reply=completion.text, boxed=boxed,
+                   prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens, calls=1,
+                   prefill_tokens=completion.prompt_tokens if timed else 0,
+                   prefill_seconds=completion.prompt_seconds or 0.0, model_seconds=elapsed), completion
+
+
+def _run_full(sample: Sample, backend: Backend, settings: LoopSettings) -> Outcome:
+    prompt = one_prompt(sample.question, sample.context, retrieved=False, style=settings.final_prompt)
+    return _one_call(prompt, backend, settings)[0]
+
+
+class PassageIndex(TextIndex):
+    """memread's BM25 index, asked for the best ``k`` passages instead of the best one."""
+
+    def top(self, query: str, k: int) -> list[Hit]:
+        terms = query_terms(query)
+        if not terms or not len(self):
+            return []
+        match = " OR ".join(f'"{term}"' for term in terms)
+        rows = self._db.execute(
+            "SELECT rowid, body, bm25(texts) AS rank FROM texts WHERE texts MATCH ? "
+            "ORDER BY rank ASC, rowid ASC LIMIT ?", (match, k)).fetchall()
+        return [Hit(int(row[0]), str(row[1]), -float(row[2])) for row in rows]
+
+
+def retrieve(sample: Sample, backend: Backend, settings: MethodSettings) -> list[Hit]:
+    """The top-k passages for the sample's question, in document order."""
+    from memread.chunk import Chunker
+
+    index = PassageIndex()
+    try:
+        chunker = Chunker(backend.tokenizer, settings.rag_passage_tokens)
+        for chunk in chunker.chunks(text_document(sample).segments()):
+            index.add(chunk.index, chunk.text)
+        hits = index.top(sample.question, settings.k)
+    finally:
+        index.close()
+    return sorted(hits, key=lambda hit: hit.key)
+
+
+def _run_bm25(sample: Sample, backend: Backend, settings: MethodSettings) -> Outcome:
+    hits = retrieve(sample, backend, settings)
+    text = "\n\n[…]\n\n".join(hit.text.strip() for hit in hits) or "(no passage matched the question)"
+    prompt = one_prompt(sample.question, text, retrieved=True, style=settings.loop.final_prompt)
+    outcome = _one_call(prompt, backend, settings.loop)[0]
+    outcome.note = f"passages {[hit.key for hit in hits]} of {settings.rag_passage_tokens} tokens"
+    return outcome

@@ -1,0 +1,170 @@
+"""Scores and the results file: one JSON line per (task, length, sample, method), appended as each finishes.
+
+Scoring (memread.answer's verifiers; reference notes seeds-code.md §1.4 and §6 for MemAgent's traps):
+
+* ``lenient`` — the paper's test metric, sub-exact match after SQuAD normalisation, max over every gold, an
+  empty prediction never matching;
+* ``strict`` — the training verifier on the raw final reply (last 300 characters, last ``\\boxed{}``,
+  equality); not defined (None) when a sample has several gold values to find;
+* ``f1`` — token F1, max over golds;
+* ``recall`` — the fraction of gold values found (RULER's ``string_match_all``), the primary score of the
+  NIAH and variable-tracking tasks (for QA, whose golds are alternatives: whether any gold is contained).
+
+A failed run (the backend gave up) scores 0 on everything and stays in the denominator (MemAgent's script
+dropped such items). A ``n/a`` record (full context that does not fit the window) is kept out of accuracy and
+shown as N/A.
+
+Resuming: a record is written (and fsynced) only when its sample is finished, so the file never holds half a
+sample; on a second run every key already in the file is skipped. Every record carries the run's config
+fingerprint, and a results folder refuses to mix runs made with different models or settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from memread.answer import f1_score, lenient_match, multi_value_recall, strict_match
+from memread.bench.methods import Outcome
+from memread.bench.tasks import Sample
+from memread.errors import TraceError, UsageError
+
+SCHEMA = 1
+RESULTS_NAME = "results.jsonl"
+CONFIG_NAME = "run.json"
+
+
+def score(sample: Sample, outcome: Outcome) -> dict[str, float | None]:
+    """Every score of one outcome, each in [0, 1] (``strict`` None for multi-value samples)."""
+    multi = len(sample.golds) > 1 and sample.metric == "recall"
+    if outcome.status != "ok":
+        return {"lenient": 0.0, "strict": None if multi else 0.0, "f1": 0.0, "recall": 0.0}
+    prediction = outcome.prediction
+    return {
+        "lenient": float(lenient_match(prediction, sample.golds)),
+        "strict": None if multi else float(strict_match(outcome.reply, sample.golds)),
+        "f1": f1_score(prediction, sample.golds),
+        # Golds of a QA item are alternatives (any one is right); those of NIAH/VT are all to be found.
+        "recall": (multi_value_recall(prediction, sample.golds) if sample.metric == "recall"
+                   else max(multi_value_recall(prediction, [gold]) for gold in sample.golds)),
+    }
+
+
+def primary(metric: str) -> str:
+    """The score a task's accuracy is reported in."""
+    return "lenient" if metric == "qa" else "recall"
+
+
+def fingerprint(config: dict[str, Any]) -> str:
+    blob = json.dumps(config, sort_keys=True, ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:12]
+
+
+def record_key(task: str, length: int, index: int, method: str) -> str:
+    return f"{task}/{length}/{index}/{method}"
+
+
+def make_record(sample: Sample, method: str, outcome: Outcome, *, doc_tokens: int, unit: str,
+                config_id: str, run_info: dict[str, Any]) -> dict[str, Any]:
+    scores = score(sample, outcome)
+    main = scores[primary(sample.metric)]
+    return {
+        "schema": SCHEMA,
+        "key": record_key(sample.task, sample.length, sample.index, method),
+        "task": sample.task,
+        "length": sample.length,
+        "unit": unit,
+        "index": sample.index,
+        "method": method,
+        "metric": sample.metric,
+        "question": sample.question,
+        "golds": list(sample.golds),
+        "doc_tokens": doc_tokens,
+        **outcome.to_dict(),
+        "scores": scores,
+        "score": None if outcome.status == "n/a" else main,
+        "meta": sample.meta,
+        "config": config_id,
+        **run_info,
+        "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+class ResultsFolder:
+    """``DIR/run.json`` (the run's config) and ``DIR/results.jsonl`` (one record per finished sample)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.results = folder / RESULTS_NAME
+        self.config_path = folder / CONFIG_NAME
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every complete record (a torn last line from a crash is ignored)."""
+        return list(self._iter())
+
+    def _iter(self) -> Iterator[dict[str, Any]]:
+        if not self.results.exists():
+            return
+        with open(self.results, encoding="utf-8") as handle:
+            for line in handle:
+                if not line.endswith("\n"):
+                    break  # torn write: the sample is run again
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and "key" in record:
+                    yield record
+
+    def open(self, config: dict[str, Any]) -> tuple[str, set[str]]:
+        """Start or continue a run with ``config``: returns its id and the keys already finished.
+
+        UsageError when the folder holds results of a different config (another model or settings)."""
+        config_id = fingerprint(config)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            if self.config_path.exists():
+                existing = json.loads(self.config_path.read_text(encoding="utf-8"))
+                if existing.get("id") != config_id:
+                    changed = sorted(k for k in {*config, *existing.get("config", {})}
+                                     if config.get(k) != existing.get("config", {}).get(k))
+                    raise UsageError(
+                        f"{self.folder} holds results of a run with other settings (differs in: {', '.join(changed)})",
+                        hint="use another --out folder, or the same model and settings to continue that run")
+            else:
+                self.config_path.write_text(json.dumps({"id": config_id, "config": config}, indent=2,
+                                                       ensure_ascii=False) + "\n", encoding="utf-8")
+        except OSError as error:
+            raise TraceError(f"cannot write benchmark results in {self.folder}: {error.strerror}",
+                             hint="choose a writable --out folder") from None
+        except ValueError:
+            raise UsageError(f"{self.config_path} is not valid JSON",
+                             hint="delete it (the results stay) or use another --out folder") from None
+        self._heal_torn_tail()
+        return config_id, {r["key"] for r in self._iter() if r.get("config") == config_id}
+
+    def _heal_torn_tail(self) -> None:
+        """Cut a partial last line (a crash mid-write) so the next record starts on its own line."""
+        if not self.results.exists():
+            return
+        data = self.results.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with open(self.results, "r+b") as handle:
+                handle.truncate(data.rfind(b"\n") + 1)
+
+    def append(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        try:
+            with open(self.results, "a", encoding="utf-8") as handle:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as error:
+            raise TraceError(f"cannot write {self.results}: {error.strerror}",
+                             hint="free some disk space; finished samples are kept and skipped on the next run") \
+                from None

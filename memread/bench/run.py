@@ -1,0 +1,139 @@
+"""A benchmark sweep: tasks × lengths × samples × methods over one backend, resumable, one record per sample.
+
+The order is length, then sample, then method, so that a sweep stopped at any point has (nearly) the same
+samples for every method. Nothing is printed: ``on_result`` receives each record as it is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from memread.backends.base import Backend
+from memread.bench import data
+from memread.bench.methods import METHODS, MethodSettings, run_method
+from memread.bench.results import ResultsFolder, make_record, record_key
+from memread.bench.tasks import build_sample, get_task
+from memread.errors import UsageError
+from memread.loop import LoopSettings
+
+DEFAULT_DATA_SEED = 42  # RULER's and MemAgent's random_seed
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    """What to run."""
+
+    tasks: tuple[str, ...]
+    lengths: tuple[int, ...]
+    samples: int
+    methods: tuple[str, ...]
+    settings: MethodSettings = field(default_factory=lambda: MethodSettings(LoopSettings()))
+    data_seed: int = DEFAULT_DATA_SEED
+
+    def __post_init__(self) -> None:
+        for task in self.tasks:
+            get_task(task)
+        unknown = [m for m in self.methods if m not in METHODS]
+        if unknown:
+            raise UsageError(f"unknown method {unknown[0]!r}", hint=f"choose from: {', '.join(METHODS)}")
+        if not self.tasks or not self.lengths or not self.methods:
+            raise UsageError("nothing to run", hint="give at least one task, length and method")
+        if self.samples < 1:
+            raise UsageError("--samples must be at least 1", hint="e.g. --samples 24")
+
+
+# CI preset: seconds on SmolLM2 with one thread. The window is small on purpose, so that full context does
+# not fit the longer document and the N/A path runs.
+SMOKE = BenchPlan(
+    tasks=("niah-single",),
+    lengths=(300, 1200),
+    samples=1,
+    methods=("overwrite", "full", "bm25"),
+    settings=MethodSettings(LoopSettings(chunk_tokens=256, memory_tokens=64, final_tokens=32),
+                            rag_passage_tokens=64),
+)
+SMOKE_MODEL = "smollm2-135m"
+SMOKE_CONTEXT = 1024
+
+
+@dataclass
+class SweepResult:
+    ran: int = 0
+    skipped: int = 0
+    records: list[dict[str, Any]] = field(default_factory=list)  # every record in the folder at the end
+
+
+def run_config(plan: BenchPlan, backend: Backend) -> dict[str, Any]:
+    """What makes two runs comparable; a results folder holds records of one config only."""
+    loop = {k: v for k, v in plan.settings.loop.to_dict().items() if k != "strategy"}
+    return {
+        "model": backend.model,
+        "backend": backend.name,
+        "context_length": backend.context_length,
+        "tokenizer": getattr(backend.tokenizer, "name", None),
+        "loop": loop,
+        "rag_passage_tokens": plan.settings.rag_passage_tokens,
+        "rag_k": plan.settings.k,
+        "data_seed": plan.data_seed,
+        "dataset": data.dataset_info(),
+    }
+
+
+def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *,
+              on_result: Callable[[dict[str, Any]], None] | None = None,
+              on_skip: Callable[[str], None] | None = None) -> SweepResult:
+    """Run every (task, length, sample, method) of ``plan`` not yet in ``out``; returns what happened.
+
+    Ctrl-C (KeyboardInterrupt) propagates after the last finished sample is safely written.
+    """
+    folder = ResultsFolder(out)
+    config = run_config(plan, backend)
+    config_id, done = folder.open(config)
+    run_info = {"model": backend.model, "backend": backend.name, "data_seed": plan.data_seed,
+                "sampling_seed": plan.settings.loop.seed, "dataset": data.dataset_info()}
+    result = SweepResult()
+    for task in plan.tasks:
+        spec = get_task(task)
+        for length in plan.lengths:
+            for index in range(plan.samples):
+                todo = [m for m in plan.methods if record_key(task, length, index, m) not in done]
+                result.skipped += len(plan.methods) - len(todo)
+                for method in plan.methods:
+                    if method not in todo and on_skip:
+                        on_skip(record_key(task, length, index, method))
+                if not todo:
+                    continue
+                sample = build_sample(task, length, index, plan.data_seed, backend.tokenizer)
+                doc_tokens = backend.tokenizer.count(sample.context)
+                for method in todo:
+                    outcome = run_method(method, sample, backend, plan.settings)
+                    record = make_record(sample, method, outcome, doc_tokens=doc_tokens, unit=spec.unit,
+                                         config_id=config_id, run_info=run_info)
+                    folder.append(record)
+                    done.add(record["key"])
+                    result.ran += 1
+                    if on_result:
+                        on_result(record)
+    result.records = [r for r in folder.records() if r.get("config") == config_id]
+    return result
+
+
+def with_overrides(plan: BenchPlan, **changes: Any) -> BenchPlan:
+    """A copy of ``plan`` with some fields (or loop settings, via ``loop=dict``) changed."""
+    loop_changes = changes.pop("loop", None) or {}
+    settings_changes = changes.pop("settings", None) or {}
+    settings = plan.settings
+    if loop_changes:
+        settings = replace(settings, loop=replace(settings.loop, **loop_changes))
+    if settings_changes:
+        settings = replace(settings, **settings_changes)
+    return replace(plan, settings=settings, **changes)
+
+
+def parse_list(text: str | Sequence[str]) -> list[str]:
+    """``"a,b" ["c"]`` → ``["a", "b", "c"]`` (comma-separated and/or repeated options)."""
+    items = [text] if isinstance(text, str) else list(text)
+    return [part.strip() for item in items for part in item.split(",") if part.strip()]

