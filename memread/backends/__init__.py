@@ -4,7 +4,9 @@ A registry entry maps a name to ``"module:function"``; the module is imported on
 created, so importing memread never imports llama_cpp, vLLM or httpx. The factory is called as
 ``factory(model=..., **options)`` and returns a :class:`Backend`.
 
-Adding a backend is one line in :data:`_FACTORIES` (or :func:`register_backend` from a plugin).
+Adding a backend is one line in :data:`_FACTORIES`, or an entry point in the ``memread.backends.v1`` group
+(``name = "module:factory"``), which :mod:`memread.plugins` hands to :func:`register_backend` the first time
+the backends are asked for; the plugin's module, too, is imported only when its backend is created.
 Options a backend does not use must be None (or absent); a backend rejects any other option with a
 UsageError naming it, so ``--base-url`` with the llama.cpp backend is an error, not silently ignored.
 """
@@ -40,17 +42,34 @@ _FACTORIES: dict[str, str | BackendFactory] = {
     "openai": "memread.backends.openai_http:create",
     "vllm": "memread.backends.vllm:create",
 }
+_ORIGINS: dict[str, str] = {}  # backend name -> the plugin distribution that registered it
 
 
-def register_backend(name: str, factory: str | BackendFactory) -> None:
+def register_backend(
+    name: str, factory: str | BackendFactory, *, replace: bool = False, origin: str | None = None
+) -> None:
     """Make ``name`` available to :func:`create_backend`: ``factory`` is ``"module:function"`` (imported
-    lazily) or a callable ``factory(model=..., **options) -> Backend``."""
+    lazily) or a callable ``factory(model=..., **options) -> Backend``. ``origin`` names the plugin
+    distribution, for error messages. ValueError if the name is taken, unless ``replace``."""
+    if name in _FACTORIES and not replace:
+        raise ValueError(f"a backend named {name!r} is already registered")
     _FACTORIES[name] = factory
+    if origin:
+        _ORIGINS[name] = origin
+    else:
+        _ORIGINS.pop(name, None)
 
 
 def backend_names() -> list[str]:
-    """The registered backend names, the default first."""
+    """The registered backend names, the default first, plugins' last."""
+    _load_plugins()
     return list(_FACTORIES)
+
+
+def _load_plugins() -> None:
+    from memread import plugins
+
+    plugins.load("backends")
 
 
 def default_backend() -> str:
@@ -68,6 +87,7 @@ def create_backend(name: str | None = None, *, model: str | None = None, **optio
     BackendError when the backend cannot start.
     """
     name = name or default_backend()
+    _load_plugins()
     target = _FACTORIES.get(name)
     if target is None:
         raise UsageError(f"unknown backend {name!r}", hint=f"choose one of: {', '.join(_FACTORIES)}")
@@ -76,15 +96,25 @@ def create_backend(name: str | None = None, *, model: str | None = None, **optio
 
 
 def _load(name: str, target: str) -> BackendFactory:
+    from memread.errors import BackendError
+
     module_name, _, attribute = target.partition(":")
+    origin = _ORIGINS.get(name)
     try:
         module = importlib.import_module(module_name)
+        factory: BackendFactory = getattr(module, attribute)
     except ImportError as error:
-        from memread.errors import BackendError
-
         raise BackendError(
             f"the {name} backend cannot be loaded: {error}",
             hint=f"install the Python package it needs (missing module: {error.name or 'unknown'})",
         ) from None
-    factory: BackendFactory = getattr(module, attribute)
+    except Exception as error:  # a plugin's module can fail in any way
+        if origin is None:
+            raise
+        from memread.plugins import describe
+
+        raise BackendError(
+            f"the {name} backend (plugin {origin}) cannot be loaded: {describe(error)}",
+            hint=f"reinstall or update {origin}; `memread plugins` shows what is installed",
+        ) from None
     return factory

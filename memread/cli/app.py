@@ -9,7 +9,17 @@ from typing import Any
 import typer
 
 from memread import __version__
-from memread.cli import cmd_ask, cmd_completions, cmd_inspect, cmd_models, cmd_paths, cmd_replay, cmd_traces
+from memread.cli import (
+    cmd_ask,
+    cmd_completions,
+    cmd_inspect,
+    cmd_models,
+    cmd_paths,
+    cmd_plugins,
+    cmd_replay,
+    cmd_traces,
+)
+from memread.cli.plugin_group import MemreadGroup
 
 app = typer.Typer(
     name="memread",
@@ -18,6 +28,7 @@ app = typer.Typer(
     add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    cls=MemreadGroup,  # adds the commands of plugins (entry-point group memread.commands.v1), lazily
 )
 
 
@@ -45,6 +56,7 @@ app.add_typer(cmd_traces.app, name="traces")
 app.command("completions")(cmd_completions.completions)
 app.add_typer(cmd_models.app, name="models")
 app.command("bench")(__import__("memread.cli.cmd_bench", fromlist=["bench"]).bench)
+app.command("plugins")(cmd_plugins.plugins_command)
 
 
 def report_error(error: Any) -> None:
@@ -69,6 +81,10 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover - older Typer with Click as a dependency
         from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
+    from memread import plugins
+    from memread.cli.environment import current
+
+    plugins.set_warning_handler(lambda message: current().err(f"warning: {message}"))
     try:
         result = app(args=argv, prog_name="memread", standalone_mode=False)
     except MemreadError as error:

@@ -6,7 +6,9 @@ A :class:`Loader` is found for an input by, in order:
 2. the file extension (``.pdf``, ``.md``, …), longest match first;
 3. "sniffs as text" — the loaders with ``reads_any_text=True`` take anything that looks like text.
 
-Loaders registered later are asked first, so a plugin can claim an extension from a built-in loader.
+Loaders registered later are asked first, so a plugin can claim an extension from a built-in loader. The
+built-ins are registered first, through the same path as :func:`register_loader`; the plugins of the entry-point
+group are loaded (see :mod:`memread.plugins`) the first time the loaders are asked for.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ _builtins_registered = False
 def register_loader(loader: Loader, *, replace: bool = False) -> None:
     """Add ``loader`` to the registry (``replace=True`` to swap out one of the same name)."""
     _ensure_builtins()
+    _add(loader, replace=replace)
+
+
+def _add(loader: Loader, *, replace: bool) -> None:
     if loader.name in _loaders and not replace:
         raise ValueError(f"a loader named {loader.name!r} is already registered")
     _loaders.pop(loader.name, None)
@@ -51,8 +57,11 @@ def register_loader(loader: Loader, *, replace: bool = False) -> None:
 
 
 def loaders() -> list[Loader]:
-    """Registered loaders, in registration order (built-ins first)."""
+    """Registered loaders, in registration order (built-ins first, then plugins)."""
     _ensure_builtins()
+    from memread import plugins
+
+    plugins.load("loaders")
     return list(_loaders.values())
 
 
@@ -123,4 +132,4 @@ def _ensure_builtins() -> None:
         Loader("epub", "epub", (".epub",), is_epub, _open_epub),
         Loader("html", "html", (".html", ".htm", ".xhtml"), lambda head: False, _open_html),
     ):
-        _loaders[loader.name] = loader
+        _add(loader, replace=False)

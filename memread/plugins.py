@@ -1,0 +1,283 @@
+"""Plugins: other packages extend memread through entry points, one versioned group per kind (httpie's style).
+
+========================  =====================================================  ==============================
+group                     the entry point names                                  registered with
+========================  =====================================================  ==============================
+``memread.loaders.v1``    a :class:`memread.ingest.Loader`                        :func:`~memread.ingest.register_loader`
+``memread.backends.v1``   a factory ``factory(model=..., **options) -> Backend``  :func:`~memread.backends.register_backend`
+``memread.strategies.v1`` a :class:`~memread.strategies.Strategy` subclass        :func:`~memread.strategies.register_strategy`
+``memread.commands.v1``   a ``typer.Typer`` app, added as ``memread NAME``        the CLI (:mod:`memread.cli.app`)
+========================  =====================================================  ==============================
+
+The built-in loaders, backends and strategies go through the same ``register_*`` functions and lookups, so a
+plugin is a peer of them: a plugin loader registered later is asked first and can claim an extension.
+
+Plugins are loaded lazily, one kind at a time, the first time that kind is needed: opening a document loads
+loader plugins (not backend plugins); backends and strategies are registered by their ``module:attribute``
+and imported only when chosen, so a broken backend plugin only fails the run that asks for it. Listing plugin
+commands reads entry-point metadata only; a command plugin's module is imported when that command runs.
+
+``MEMREAD_PLUGINS`` is an allow-list: comma-separated distribution names (``memread-docx``) or entry-point
+names (``docx``); unset means every installed plugin, an empty string means none (what the test suite uses).
+A plugin that fails to load is reported once, as one warning line (see :func:`set_warning_handler`), and
+skipped; it never stops a command that does not need it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+ENVIRONMENT_VARIABLE = "MEMREAD_PLUGINS"
+
+#: extension kind -> entry-point group. A breaking change to a kind's API gets a new group (``.v2``).
+GROUPS: dict[str, str] = {
+    "loaders": "memread.loaders.v1",
+    "backends": "memread.backends.v1",
+    "strategies": "memread.strategies.v1",
+    "commands": "memread.commands.v1",
+}
+
+LOADED = "loaded"
+REGISTERED = "registered"  # backends and strategies: known by name, imported when chosen
+FAILED = "failed"
+DISABLED = "disabled"
+NOT_LOADED = "not loaded"
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One entry point: what an installed distribution adds to memread."""
+
+    kind: str  # "loaders" | "backends" | "strategies" | "commands"
+    name: str  # the entry point's name: the loader, backend, strategy or command name
+    value: str  # "module:attribute"
+    distribution: str  # the installed distribution's name, e.g. "memread-docx"
+    version: str
+
+    @property
+    def label(self) -> str:
+        """How messages name it: ``memread-docx (loader docx)``."""
+        return f"{self.distribution} ({self.kind.rstrip('s')} {self.name})"
+
+
+@dataclass
+class _State:
+    status: str = NOT_LOADED
+    error: str | None = None
+
+
+_entry_points: list[Plugin] | None = None
+_states: dict[tuple[str, str, str], _State] = {}
+_loaded_kinds: set[str] = set()
+
+
+def _default_warning(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+_warn: Callable[[str], None] = _default_warning
+
+
+def set_warning_handler(handler: Callable[[str], None] | None) -> Callable[[str], None]:
+    """Where "a plugin failed" warnings go (one line each, without the ``warning:`` prefix; None: stderr).
+    Returns the previous handler."""
+    global _warn
+    previous, _warn = _warn, handler or _default_warning
+    return previous
+
+
+# -- discovery -----------------------------------------------------------------------------------------------
+
+
+def installed(kind: str | None = None) -> list[Plugin]:
+    """Every memread entry point of the installed distributions (of one ``kind``), allowed or not.
+
+    Reads metadata only (entry_points.txt), never imports a plugin. Cached for the process.
+    """
+    global _entry_points
+    if _entry_points is None:
+        _entry_points = list(_discover())
+    return [plugin for plugin in _entry_points if kind is None or plugin.kind == kind]
+
+
+def _discover() -> Iterable[Plugin]:
+    from importlib.metadata import entry_points
+
+    every = entry_points()
+    seen: set[tuple[str, str, str]] = set()
+    for kind, group in GROUPS.items():
+        for entry in every.select(group=group):
+            distribution, version = _distribution_of(entry)
+            key = (kind, entry.name, distribution)
+            if key in seen:  # the same distribution found twice on sys.path: the first one wins
+                continue
+            seen.add(key)
+            yield Plugin(kind, entry.name, entry.value, distribution, version)
+
+
+def _distribution_of(entry: EntryPoint) -> tuple[str, str]:
+    dist = getattr(entry, "dist", None)
+    if dist is None:  # pragma: no cover - Python < 3.10 does not say; memread needs 3.10
+        return "unknown", ""
+    return str(dist.metadata["Name"] or "unknown"), str(dist.version or "")
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower().strip()
+
+
+def allowed(plugin: Plugin, environ: dict[str, str] | os._Environ[str] | None = None) -> bool:
+    """Whether ``MEMREAD_PLUGINS`` lets ``plugin`` load (unset: every plugin; empty: none)."""
+    value = (os.environ if environ is None else environ).get(ENVIRONMENT_VARIABLE)
+    if value is None:
+        return True
+    names = {_normalise(part) for part in value.split(",") if part.strip()}
+    return _normalise(plugin.distribution) in names or _normalise(plugin.name) in names
+
+
+# -- loading -------------------------------------------------------------------------------------------------
+
+
+def load(kind: str) -> None:
+    """Register the allowed plugins of ``kind`` (once per process). Failures are warned about and skipped."""
+    if kind not in GROUPS:
+        raise ValueError(f"unknown plugin kind {kind!r}; one of {', '.join(GROUPS)}")
+    if kind in _loaded_kinds:
+        return
+    _loaded_kinds.add(kind)  # first, so a plugin that asks for loaders while loading does not recurse
+    for plugin in installed(kind):
+        if not allowed(plugin):
+            _states[_key(plugin)] = _State(DISABLED)
+            continue
+        _register(plugin)
+
+
+def import_object(plugin: Plugin) -> Any:
+    """Import the object an entry point names (``module:attribute``, attribute path allowed)."""
+    import importlib
+
+    module_name, _, attribute = plugin.value.partition(":")
+    module_name = module_name.strip()
+    attribute = attribute.split("[")[0].strip()  # "module:attr [extra]": extras are pip's business
+    obj: Any = importlib.import_module(module_name)
+    for part in filter(None, attribute.split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
+def check(plugin: Plugin) -> str | None:
+    """Import ``plugin`` and check what it provides, without registering it: None if fine, else the error.
+
+    Used by ``memread plugins`` to report on backends and strategies, which normal runs import only when chosen.
+    """
+    try:
+        obj = import_object(plugin)
+    except Exception as error:  # a plugin can fail in any way; report it, never crash on it
+        return describe(error)
+    return validate(plugin, obj)
+
+
+def _register(plugin: Plugin) -> None:
+    state = _states.setdefault(_key(plugin), _State())
+    try:
+        if plugin.kind == "loaders":
+            loader = import_object(plugin)
+            problem = validate(plugin, loader)
+            if problem:
+                raise TypeError(problem)
+            from memread.ingest.registry import register_loader
+
+            register_loader(loader)
+            state.status = LOADED
+        elif plugin.kind == "backends":
+            from memread.backends import register_backend
+
+            register_backend(plugin.name, _target(plugin), origin=plugin.distribution)
+            state.status = REGISTERED
+        elif plugin.kind == "strategies":
+            from memread.strategies import register_strategy
+
+            register_strategy(plugin.name, _target(plugin), origin=plugin.distribution)
+            state.status = REGISTERED
+        else:  # commands are added by the CLI, which calls mark_loaded / failed itself
+            return
+    except Exception as error:
+        failed(plugin, error)
+
+
+def _target(plugin: Plugin) -> str:
+    module_name, _, attribute = plugin.value.partition(":")
+    return f"{module_name.strip()}:{attribute.split('[')[0].strip()}"
+
+
+def validate(plugin: Plugin, obj: Any) -> str | None:
+    if plugin.kind == "loaders":
+        from memread.ingest.registry import Loader
+
+        if not isinstance(obj, Loader):
+            return f"{plugin.value} is a {type(obj).__name__}, not a memread.ingest.Loader"
+    elif plugin.kind == "strategies":
+        from memread.strategies.base import Strategy
+
+        if not (isinstance(obj, type) and issubclass(obj, Strategy)):
+            return f"{plugin.value} is not a memread.strategies.Strategy subclass"
+    elif plugin.kind == "backends":
+        if not callable(obj):
+            return f"{plugin.value} is not callable (a backend factory)"
+    elif plugin.kind == "commands" and type(obj).__name__ != "Typer":
+        return f"{plugin.value} is a {type(obj).__name__}, not a typer.Typer app"
+    return None
+
+
+def describe(error: BaseException) -> str:
+    """An exception as one short line: ``RuntimeError: boom``."""
+    text = " ".join(str(error).split())
+    if len(text) > 200:
+        text = text[:199] + "…"
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def failed(plugin: Plugin, error: BaseException | str, *, warn: bool = True) -> None:
+    """Record that ``plugin`` failed and (unless ``warn=False``) warn once: one line naming it and the error."""
+    state = _states.setdefault(_key(plugin), _State())
+    message = error if isinstance(error, str) else describe(error)
+    first = state.status != FAILED
+    state.status, state.error = FAILED, message
+    if first and warn:
+        version = f" {plugin.version}" if plugin.version else ""
+        _warn(
+            f"plugin {plugin.distribution}{version} ({plugin.kind.rstrip('s')} {plugin.name!r}) failed to load "
+            f"and is skipped: {message} (uninstall it, or list the plugins to load in {ENVIRONMENT_VARIABLE})"
+        )
+
+
+def mark_loaded(plugin: Plugin) -> None:
+    _states.setdefault(_key(plugin), _State()).status = LOADED
+
+
+def status(plugin: Plugin) -> tuple[str, str | None]:
+    """(status, error) of ``plugin`` in this process: loaded, registered, failed, disabled or not loaded."""
+    if not allowed(plugin):
+        return DISABLED, None
+    state = _states.get(_key(plugin))
+    return (state.status, state.error) if state else (NOT_LOADED, None)
+
+
+def _key(plugin: Plugin) -> tuple[str, str, str]:
+    return (plugin.kind, plugin.name, plugin.distribution)
+
+
+def _reset() -> None:
+    """Forget discovered entry points and statuses (tests; registries are restored by the caller)."""
+    global _entry_points
+    _entry_points = None
+    _states.clear()
+    _loaded_kinds.clear()
