@@ -348,7 +348,7 @@ class Loop:
             detail = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
             raise BackendError(
                 f"the {self.backend.name} backend failed: {type(error).__name__}{': ' + detail if detail else ''}",
-                hint="see the engine's log; the run is saved, `memread resume` continues it once the engine works",
+                hint="see the engine's or plugin's log for the cause",
             ) from error
         self._note_guard(step)
         elapsed = time.perf_counter() - begun

@@ -16,6 +16,7 @@ The format is documented in docs/trace-format.md.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -61,11 +62,18 @@ def default_trace_path(run_id: str) -> Path:
 # --- writing --------------------------------------------------------------------------------------------
 
 
-def _write_error(path: Path | None, error: OSError) -> TraceError:
-    return TraceError(
-        f"cannot write the trace {path}: {error.strerror or error}",
-        hint="free some disk space, pass --trace PATH to a writable place, or run with --no-trace",
-    )
+def _write_error(path: Path | None, error: OSError, *, saved: str | None = None) -> TraceError:
+    """A trace that cannot be written stops the run (exit 1); what was written before stays readable.
+    ``saved``: the run id when the trace already holds a resumable run, so the hint says how to continue."""
+    then = f"then `memread resume {saved}` continues the run" if saved else "then run the command again"
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        hint = f"free some disk space, {then} (or write the trace elsewhere with --trace PATH, or --no-trace)"
+    elif error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        hint = (f"the trace's folder is not writable (a read-only file system or its permissions): make it "
+                f"writable, {then} (or use --trace PATH elsewhere, or --no-trace)")
+    else:
+        hint = "pass --trace PATH to a writable place, or run with --no-trace"
+    return TraceError(f"cannot write the trace {path}: {error.strerror or error}", hint=hint)
 
 
 class TraceWriter:
@@ -84,6 +92,7 @@ class TraceWriter:
         self.header_extra = dict(header or {})
         self.resume = resume
         self._fd: int | None = None
+        self._saved: str | None = None  # the run id once the file holds a header: a failure can be resumed
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
@@ -98,6 +107,8 @@ class TraceWriter:
 
         if self.path is None:
             self.path = default_trace_path(event.run_id)
+        if self.resume:
+            self._saved = event.run_id
         base = {k: v for k, v in event_to_record(event).items() if k != "type"}
         base.update(created=datetime.now(timezone.utc).isoformat(timespec="seconds"), pid=os.getpid(),
                     host=socket.gethostname(), memread_version=__version__)
@@ -113,7 +124,7 @@ class TraceWriter:
             raise TraceError(f"there is no trace at {self.path} to resume",
                              hint="run `memread traces` to list saved runs") from error
         except OSError as error:
-            raise _write_error(self.path, error) from error
+            raise _write_error(self.path, error, saved=self._saved) from error
         if not _lock(self._fd, exclusive=True):
             os.close(self._fd)
             self._fd = None
@@ -129,6 +140,7 @@ class TraceWriter:
             # The event's own fields win: extras add (document_info, templates, ...), never replace.
             header = {"type": "header", "format": FORMAT_VERSION, **self.header_extra, **base}
             self._append(header)
+            self._saved = event.run_id
             from memread.traces_index import note_trace
 
             note_trace(self.path, event.run_id)
@@ -141,7 +153,7 @@ class TraceWriter:
                 written = os.write(self._fd, data)
                 data = data[written:]
         except OSError as error:
-            raise _write_error(self.path, error) from error
+            raise _write_error(self.path, error, saved=self._saved) from error
 
     def _append(self, record: dict[str, Any]) -> None:
         self._write_line(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
@@ -149,7 +161,7 @@ class TraceWriter:
             try:
                 os.fsync(self._fd)  # type: ignore[arg-type]
             except OSError as error:
-                raise _write_error(self.path, error) from error
+                raise _write_error(self.path, error, saved=self._saved) from error
 
     def close(self) -> None:
         if self._fd is not None:

@@ -54,8 +54,10 @@ def ask(
         help="Model context window in tokens (llamacpp: allocated; openai/vllm: max model length).",
     ),
     threads: int | None = typer.Option(
-        None, "--threads", min=1, envvar="MEMREAD_THREADS", rich_help_panel=_BACKEND_HELP,
-        help="CPU threads for llama.cpp (default: physical cores).",
+        None, "--threads", min=1, rich_help_panel=_BACKEND_HELP,
+        # No envvar here: MEMREAD_THREADS is read by the llama.cpp backend itself, so setting it does not
+        # turn into an option the openai/vllm backends must refuse.
+        help="CPU threads for llama.cpp (default: $MEMREAD_THREADS, else the physical cores).",
     ),
     tensor_parallel_size: int | None = typer.Option(
         None, "--tensor-parallel-size", min=1, rich_help_panel=_BACKEND_HELP, help="GPUs per model (--backend vllm)."

@@ -50,6 +50,7 @@ def replay(
     if export_html or export_svg:
         for path in (export_html, export_svg):
             if path is not None:
+                _create_private(path)
                 export(player, path, step=step)
                 env.err(f"saved {path}")
         return
@@ -61,6 +62,19 @@ def replay(
     console = Console(file=env.stdout, force_terminal=False, no_color=True, width=env.columns or 110,
                       highlight=False, _environ=env.environ)
     console.print(player.frame(height=40, width=console.width))
+
+
+def _create_private(path: Path) -> None:
+    """Exports hold the document's text: create the file 0600, like traces, before Rich writes into it
+    (Rich opens with "w", which keeps the mode of an existing file)."""
+    from memread.errors import MemreadError
+
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+        os.chmod(path, 0o600)
+    except OSError as error:
+        raise MemreadError(f"cannot write {path}: {error.strerror or error}",
+                           hint="choose a writable place for the export") from error
 
 
 def _play(player: Any, env: Any, *, speed: float, paused: bool) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from memread import defaults
 from memread.cli.environment import Environment, current
-from memread.errors import ExitStatus, MemreadError, UsageError
+from memread.errors import ExitStatus, MemreadError, TraceError, UsageError
 
 PROGRESS_MODES = ("auto", "live", "plain", "none")
 # Backend options never written to a trace (secrets).
@@ -194,6 +194,8 @@ def run_ask(request: AskRequest, env: Environment | None = None) -> None:
                 env.out(json.dumps(report.result(trace_path=str(where) if where else None), ensure_ascii=False))
             raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
         except MemreadError as error:
+            if isinstance(error, TraceError):
+                raise  # its hint already says whether and how the run can be resumed
             if writer is not None and writer.path is not None and report is not None and report.started is not None:
                 resume_hint = f"the run is saved: `memread resume {report.started.run_id}` continues it"
                 error.hint = f"{error.hint}; {resume_hint}" if error.hint else resume_hint
