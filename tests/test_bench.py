@@ -123,13 +123,16 @@ def _sample(golds: tuple[str, ...], metric: str) -> Sample:
 
 def test_scores_take_the_best_gold_count_failures_as_zero_and_recall_partial_values() -> None:
     qa = _sample(("Paris", "City of Paris"), "qa")
-    assert score(qa, Outcome("ok", prediction="paris", reply="\\boxed{City of Paris}")) == {
+    assert score(qa, Outcome("ok", prediction="paris", reply="\\boxed{City of Paris}", boxed=True)) == {
         "lenient": 1.0, "strict": 1.0, "f1": 1.0, "recall": 1.0}
-    assert score(qa, Outcome("ok", prediction="The", reply="The"))["lenient"] == 0.0  # empty after normalising
+    assert score(qa, Outcome("ok", prediction="The", reply="\\boxed{The}", boxed=True))["lenient"] == 0.0
+    # No box in the final reply: unparsable, 0 even though the text holds the answer.
+    assert score(qa, Outcome("ok", prediction="It is Paris.", reply="It is Paris.", boxed=False))["lenient"] == 0.0
     assert score(qa, Outcome("error", error="server went away")) == {
         "lenient": 0.0, "strict": 0.0, "f1": 0.0, "recall": 0.0}
     many = _sample(("1234567", "7654321"), "recall")
-    scored = score(many, Outcome("ok", prediction="1234567 and 1111111", reply="\\boxed{1234567 and 1111111}"))
+    scored = score(many, Outcome("ok", prediction="1234567 and 1111111", reply="\\boxed{1234567 and 1111111}",
+                                 boxed=True))
     assert scored["recall"] == 0.5 and scored["strict"] is None
 
 
@@ -206,15 +209,20 @@ def _svg(text: str) -> ElementTree.Element:
 
 
 def test_the_plot_is_an_svg_with_one_line_per_method_and_no_point_for_n_a() -> None:
-    records = [{"task": "hqa", "length": n, "unit": "docs", "method": m, "metric": "qa", "status": status,
-                "score": None if status == "n/a" else s, "scores": {}, "seconds": 1.0, "doc_tokens": 7 * n}
-               for n, m, s, status in [(50, "overwrite", 0.5, "ok"), (200, "overwrite", 0.25, "ok"),
-                                       (50, "full", 1.0, "ok"), (200, "full", None, "n/a")]]
+    def record(n: int, method: str, index: int, right: bool, status: str = "ok") -> dict[str, Any]:
+        answer = "Paris" if right else "Rome"
+        return {"task": "hqa", "length": n, "unit": "docs", "method": method, "index": index, "metric": "qa",
+                "status": status, "golds": ["Paris"], "prediction": answer, "reply": f"\\boxed{{{answer}}}",
+                "boxed": status == "ok", "seconds": 1.0, "doc_tokens": 7 * n}
+
+    records = [record(50, "overwrite", 0, True), record(50, "overwrite", 1, False),
+               record(200, "overwrite", 0, True), record(200, "overwrite", 1, False), record(200, "overwrite", 2, False),
+               record(50, "full", 0, True), record(200, "full", 0, False, status="n/a")]
     root = _svg(svg_plot(cells(records), title="hqa <test>"))
     ns = "{http://www.w3.org/2000/svg}"
     assert len(root.findall(f"{ns}polyline")) == 1  # full context has one point only: no line
     points = [c.find(f"{ns}title").text for c in root.findall(f"{ns}circle")]  # type: ignore[union-attr]
-    assert points == ["overwrite (MemAgent) at 50: 50.0% (n=1)", "overwrite (MemAgent) at 200: 25.0% (n=1)",
+    assert points == ["overwrite (MemAgent) at 50: 50.0% (n=2)", "overwrite (MemAgent) at 200: 33.3% (n=3)",
                       "full context at 50: 100.0% (n=1)"]
     assert "hqa &lt;test&gt;" in svg_plot(cells(records), title="hqa <test>")
 

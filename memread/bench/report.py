@@ -20,6 +20,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from memread.bench.methods import METHOD_LABELS, METHODS, STRATEGIES
+from memread.bench.results import rescore
 
 COLOURS = {"overwrite": "#1f77b4", "gated": "#2ca02c", "callback": "#9467bd", "full": "#d62728",
            "bm25": "#ff7f0e"}
@@ -37,6 +38,7 @@ class Cell:
     n: int  # samples scored (ok + failed)
     na: int  # samples where the method does not apply (full context too long)
     errors: int
+    unparsed: int  # finished, but the final reply had no \boxed{} (scored 0)
     accuracy: float | None  # mean primary score, 0..1
     lenient: float | None
     strict: float | None
@@ -69,7 +71,8 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def cells(records: Iterable[dict[str, Any]]) -> list[Cell]:
-    records = list(records)
+    """One cell per (task, length, method), scored again with today's rules (:func:`rescore`)."""
+    records = [rescore(r) for r in records]
     rate = prefill_rate(records)
     groups: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
     for record in records:
@@ -89,6 +92,7 @@ def cells(records: Iterable[dict[str, Any]]) -> list[Cell]:
             task=task, length=length, unit=group[0].get("unit", ""), method=method,
             metric=group[0].get("metric", "qa"), n=len(scored), na=len(group) - len(scored),
             errors=sum(1 for r in scored if r.get("status") == "error"),
+            unparsed=sum(1 for r in scored if r.get("status") == "ok" and not r.get("boxed")),
             accuracy=_mean([r.get("score") for r in scored]),
             lenient=_mean(scores["lenient"]), strict=_mean(scores["strict"]), f1=_mean(scores["f1"]),
             recall=_mean(scores["recall"]),
@@ -153,13 +157,13 @@ def markdown(records: Sequence[dict[str, Any]], *, title: str = "memread bench")
                 else:
                     row.append(f"{_pct(cell.accuracy)} ({cell.n})")
             lines.append("| " + " | ".join(row) + " |")
-        lines += ["", "| length | method | n | N/A | failed | lenient % | strict % | F1 % | recall % | s/sample "
+        lines += ["", "| length | method | n | N/A | failed | unboxed | lenient % | strict % | F1 % | recall % | s/sample "
                       "| doc tokens | prompt tok/sample | completion tok/sample | × prefill floor |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for c in task_cells:
             lines.append(
                 f"| {length_label(c.length, unit)} | {METHOD_LABELS.get(c.method, c.method)} | {c.n} | {c.na} | "
-                f"{c.errors} | {_pct(c.lenient)} | {_pct(c.strict)} | {_pct(c.f1)} | {_pct(c.recall)} | "
+                f"{c.errors} | {c.unparsed} | {_pct(c.lenient)} | {_pct(c.strict)} | {_pct(c.f1)} | {_pct(c.recall)} | "
                 f"{_num(c.seconds, 1)} | {_num(c.doc_tokens)} | {_num(c.prompt_tokens)} | "
                 f"{_num(c.completion_tokens)} | {_num(c.floor_ratio, 2)} |")
         lines.append("")

@@ -10,8 +10,8 @@ Scoring (memread.answer's verifiers; reference notes seeds-code.md §1.4 and §6
 * ``recall`` — the fraction of gold values found (RULER's ``string_match_all``), the primary score of the
   NIAH and variable-tracking tasks (for QA, whose golds are alternatives: whether any gold is contained).
 
-A failed run (the backend gave up) scores 0 on everything and stays in the denominator (MemAgent's script
-dropped such items). A ``n/a`` record (full context that does not fit the window) is kept out of accuracy and
+A failed run (the backend gave up) or an unparsable one (no ``\\boxed{}`` in the final reply) scores 0 on
+everything and stays in the denominator (MemAgent's script dropped such items). A ``n/a`` record (full context that does not fit the window) is kept out of accuracy and
 shown as N/A.
 
 Resuming: a record is written (and fsynced) only when its sample is finished, so the file never holds half a
@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -41,18 +41,35 @@ CONFIG_NAME = "run.json"
 
 def score(sample: Sample, outcome: Outcome) -> dict[str, float | None]:
     """Every score of one outcome, each in [0, 1] (``strict`` None for multi-value samples)."""
-    multi = len(sample.golds) > 1 and sample.metric == "recall"
-    if outcome.status != "ok":
+    return score_values(sample.metric, sample.golds, status=outcome.status, prediction=outcome.prediction,
+                        reply=outcome.reply, boxed=outcome.boxed)
+
+
+def score_values(metric: str, golds: Sequence[str], *, status: str, prediction: str | None, reply: str,
+                 boxed: bool) -> dict[str, float | None]:
+    """The scores from what a record stores, so a report can re-score old results with today's rules.
+
+    A failed call and an unparsable final reply (no ``\\boxed{}`` / "the answer is") score 0 everywhere."""
+    multi = len(golds) > 1 and metric == "recall"
+    if status != "ok" or not boxed:
         return {"lenient": 0.0, "strict": None if multi else 0.0, "f1": 0.0, "recall": 0.0}
-    prediction = outcome.prediction
     return {
-        "lenient": float(lenient_match(prediction, sample.golds)),
-        "strict": None if multi else float(strict_match(outcome.reply, sample.golds)),
-        "f1": f1_score(prediction, sample.golds),
+        "lenient": float(lenient_match(prediction, golds)),
+        "strict": None if multi else float(strict_match(reply, golds)),
+        "f1": f1_score(prediction, golds),
         # Golds of a QA item are alternatives (any one is right); those of NIAH/VT are all to be found.
-        "recall": (multi_value_recall(prediction, sample.golds) if sample.metric == "recall"
-                   else max(multi_value_recall(prediction, [gold]) for gold in sample.golds)),
+        "recall": (multi_value_recall(prediction, golds) if metric == "recall"
+                   else max(multi_value_recall(prediction, [gold]) for gold in golds)),
     }
+
+
+def rescore(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with ``scores`` and ``score`` recomputed by :func:`score_values`."""
+    scores = score_values(record.get("metric", "qa"), record.get("golds") or [], status=record.get("status", "error"),
+                          prediction=record.get("prediction"), reply=record.get("reply") or "",
+                          boxed=bool(record.get("boxed")))
+    main = None if record.get("status") == "n/a" else scores[primary(record.get("metric", "qa"))]
+    return {**record, "scores": scores, "score": main}
 
 
 def primary(metric: str) -> str:
