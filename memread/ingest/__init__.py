@@ -53,7 +53,7 @@ def open_document(source: str, *, stdin: BinaryIO | None = None, password: str |
         mode = path.stat().st_mode
     except FileNotFoundError:
         raise InputError(
-            f"{source}: no such file or directory", hint="check the path; pass - to read standard input"
+            f"{display(source)}: no such file or directory", hint="check the path; pass - to read standard input"
         ) from None
     except OSError as error:
         raise _os_error(source, error) from None
@@ -108,5 +108,5 @@ def _loader_for(src: Source) -> Loader:
 
 def _os_error(source: str, error: OSError) -> InputError:
     if isinstance(error, PermissionError):
-        return InputError(f"{source}: permission denied", hint="check the file's permissions (ls -l)")
-    return InputError(f"{source}: cannot be read ({error.strerror or error})", hint="check the path")
+        return InputError(f"{display(source)}: permission denied", hint="check the file's permissions (ls -l)")
+    return InputError(f"{display(source)}: cannot be read ({error.strerror or error})", hint="check the path")

@@ -2,13 +2,15 @@
 
 Skipped (and counted in ``stats.skipped``): hidden files and folders, paths a ``.gitignore`` excludes,
 ``__pycache__``/``node_modules``, binaries and unknown formats, empty files, files that cannot be read.
-Symlinked folders are not followed (no loops). Each file's text is preceded by a header line
+Symlinked folders are not followed (no loops); named pipes, devices and sockets are skipped without being
+opened (opening a pipe nobody writes to would wait forever), as are dangling or looping symlinks. Each file's text is preceded by a header line
 ``=== relative/path ===`` and its segments carry that relative path as their provenance source.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -17,7 +19,8 @@ from pathlib import Path
 from memread.document import Document, Provenance, Segment
 from memread.errors import InputError
 from memread.ingest.registry import Loader, find_loader
-from memread.ingest.source import EmptyInputError, file_source
+from memread.ingest.sniff import looks_binary
+from memread.ingest.source import EmptyInputError, display, file_source, printable
 
 _NEVER_READ = frozenset(("__pycache__", "node_modules"))  # machine-made trees nobody asks questions about
 
@@ -37,7 +40,7 @@ def open_directory(root: Path, name: str, *, password: str | None = None) -> Doc
     summary = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
     if not files:
         raise InputError(
-            f"{name}: no readable files"
+            f"{display(name)}: no readable files"
             + (f" (skipped: {summary})" if summary else " (the directory is empty)"),
             hint="memread reads PDF, EPUB and text files; hidden and .gitignored paths are skipped",
         )
@@ -48,7 +51,7 @@ def open_directory(root: Path, name: str, *, password: str | None = None) -> Doc
     document = Document(name, "directory", segments, size_bytes=sum(file.size for file in files))
     document.stats.skipped.update(skipped)
     if skipped:
-        document.warn(f"{name}: skipped {sum(skipped.values())} paths ({summary})")
+        document.warn(f"{display(name)}: skipped {sum(skipped.values())} paths ({summary})")
     return document
 
 
@@ -101,6 +104,14 @@ def _walk(root: Path, skipped: Counter[str]) -> Iterator[_File]:
                 continue
             path = Path(dirpath) / filename
             try:
+                mode = path.stat().st_mode  # follows symlinks: a loop or a dangling link raises here
+            except OSError:
+                skipped["unreadable"] += 1
+                continue
+            if not stat.S_ISREG(mode):
+                skipped["not regular files"] += 1
+                continue
+            try:
                 source = file_source(path, relative)
             except (OSError, InputError):
                 skipped["unreadable"] += 1
@@ -109,7 +120,7 @@ def _walk(root: Path, skipped: Counter[str]) -> Iterator[_File]:
                 skipped["empty"] += 1
                 continue
             loader = find_loader(source.name, source.head)
-            if loader is None:
+            if loader is None or (loader.name == "text" and looks_binary(source.head)):
                 skipped["binary"] += 1
                 continue
             yield _File(relative, path, loader, source.size_bytes or 0)
@@ -136,16 +147,16 @@ def _segments(files: list[_File], name: str, document: Document, password: str |
         except EmptyInputError:
             pass
         except InputError as error:
-            document.warn(f"skipped {file.relative}: {error.message}")
+            document.warn(f"skipped {display(file.relative)}: {error.message}")
             reason = "unreadable"
         except OSError as error:
-            document.warn(f"skipped {file.relative}: {error.strerror or error}")
+            document.warn(f"skipped {display(file.relative)}: {error.strerror or error}")
             reason = "unreadable"
         if first is None:
             document.stats.skipped[reason] = document.stats.skipped.get(reason, 0) + 1
             continue
         separator = "" if not last_text else ("\n" if last_text.endswith("\n") else "\n\n")
-        yield Segment(f"{separator}=== {file.relative} ===\n", Provenance(file.relative))
+        yield Segment(f"{separator}=== {printable(file.relative)} ===\n", Provenance(file.relative))
         document.stats.files += 1
         document.stats.formats[file.loader.format] = document.stats.formats.get(file.loader.format, 0) + 1
         last_text = first.text
@@ -155,6 +166,6 @@ def _segments(files: list[_File], name: str, document: Document, password: str |
                 last_text = segment.text
                 yield segment
         except InputError as error:  # damage found mid-file: keep what was read, go on with the next file
-            document.warn(f"{file.relative}: {error.message}")
+            document.warn(f"{display(file.relative)}: {error.message}")
     if not document.stats.files:
-        raise InputError(f"{name}: none of its files could be read", hint="see the warnings above for why")
+        raise InputError(f"{display(name)}: none of its files could be read", hint="see the warnings above for why")

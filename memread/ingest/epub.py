@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 import warnings
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -18,7 +19,8 @@ from urllib.parse import unquote
 
 from memread.document import Document, Provenance, Segment
 from memread.errors import InputError
-from memread.ingest.source import Source, display
+from memread.ingest.expansion import bomb_error, is_bomb
+from memread.ingest.source import Source, display, printable
 from memread.ingest.xhtml import xhtml_to_text
 
 CORRUPT_HINT = (
@@ -44,12 +46,20 @@ def open_epub(source: Source, document: Document) -> Iterator[Segment]:
     except (zipfile.BadZipFile, OSError, EOFError) as error:
         stream.close()
         raise InputError(
-            f"{display(source.label)}: not a readable EPUB ({error})", hint=CORRUPT_HINT
+            f"{display(source.label)}: not a readable EPUB ({printable(str(error))})", hint=CORRUPT_HINT
         ) from error
+    try:
+        _refuse_bombs(archive, source)
+    except InputError:
+        archive.close()
+        stream.close()
+        raise
     try:
         chapters = _ebooklib_chapters(stream)
     except Exception as error:  # ebooklib raises KeyError, EpubException, lxml errors... on malformed books
-        document.warn(f"{display(source.label)}: malformed EPUB ({_short(error)}); read its spine directly")
+        document.warn(
+            f"{display(source.label)}: malformed EPUB ({printable(_short(error))}); read its spine directly"
+        )
         try:
             chapters = _zip_chapters(archive, source, document)
         except InputError:
@@ -58,11 +68,24 @@ def open_epub(source: Source, document: Document) -> Iterator[Segment]:
     return _segments(chapters, archive, stream, source, document)
 
 
+def _refuse_bombs(archive: zipfile.ZipFile, source: Source) -> None:
+    """Refuse a zip whose declared sizes make it a decompression bomb, before ebooklib reads every member into
+    memory. (zipfile never returns more than a member's declared size, so the declaration can be trusted.)"""
+    members = archive.infolist()
+    for info in members:
+        if is_bomb(info.file_size, info.compress_size):
+            raise bomb_error(source.label, info.file_size, info.compress_size, f"member {info.filename}")
+    expanded, packed = sum(i.file_size for i in members), sum(i.compress_size for i in members)
+    if is_bomb(expanded, packed):
+        raise bomb_error(source.label, expanded, packed, "zip archive")
+
+
 def _segments(
     chapters: list[Chapter], archive: zipfile.ZipFile, stream: IO[bytes], source: Source, document: Document
 ) -> Iterator[Segment]:
     emitted = False
     seen: set[str] = set()
+    damaged: list[str] = []
     try:
         for chapter in chapters:
             if chapter.name in seen:
@@ -72,13 +95,12 @@ def _segments(
                 content = chapter.read()
             except KeyError:
                 document.warn(
-                    f"{display(source.label)}: the book lists {chapter.name} but does not contain it; skipped"
+                    f"{display(source.label)}: the book lists {printable(chapter.name)} but does not contain it; skipped"
                 )
                 continue
-            except (zipfile.BadZipFile, OSError, EOFError) as error:
-                raise InputError(
-                    f"{display(source.label)}: {chapter.name} is damaged ({error})", hint=CORRUPT_HINT
-                ) from error
+            except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as error:
+                damaged.append(f"{printable(chapter.name)} ({printable(_short(error))})")
+                continue  # one damaged chapter must not cost the user the others
             page = xhtml_to_text(content)
             if not page.text:
                 continue  # cover images, blank separators
@@ -89,6 +111,14 @@ def _segments(
     finally:
         archive.close()
         stream.close()
+    if damaged and emitted:
+        document.warn(
+            f"{display(source.label)}: {len(damaged)} damaged chapter file(s) skipped: {', '.join(damaged[:3])}"
+        )
+    elif damaged:
+        raise InputError(
+            f"{display(source.label)}: its chapters are damaged: {', '.join(damaged[:3])}", hint=CORRUPT_HINT
+        )
     if not emitted:
         raise InputError(
             f"{display(source.label)}: the book contains no text",
@@ -151,7 +181,7 @@ def _zip_chapters(archive: zipfile.ZipFile, source: Source, document: Document) 
         opf = etree.fromstring(archive.read(opf_path), parser=parser)
     except (KeyError, StopIteration, etree.XMLSyntaxError, ValueError) as error:
         raise InputError(
-            f"{display(source.label)}: not a readable EPUB (no package document: {_short(error)})",
+            f"{display(source.label)}: not a readable EPUB (no package document: {printable(_short(error))})",
             hint=CORRUPT_HINT,
         ) from error
     base = posixpath.dirname(opf_path)
@@ -179,7 +209,7 @@ def _zip_chapters(archive: zipfile.ZipFile, source: Source, document: Document) 
         (auxiliary if itemref.get("linear", "yes").lower() == "no" else linear).append(chapter)
     if missing:
         document.warn(
-            f"{display(source.label)}: {len(missing)} chapter file(s) listed but missing, skipped: {', '.join(missing[:5])}"
+            f"{display(source.label)}: {len(missing)} chapter file(s) listed but missing, skipped: {printable(', '.join(missing[:5]))}"
         )
     return linear + auxiliary
 

@@ -14,9 +14,14 @@ from typing import IO, Any
 
 from memread.document import Document, Provenance, Segment
 from memread.errors import InputError
-from memread.ingest.source import Source, display
+from memread.ingest.source import Source, display, printable
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # \r is unified before this runs
+# Characters no reader can use: private-use code points (what fonts without a real Unicode map extract as),
+# the replacement character, and control characters.
+_UNREADABLE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff\ufffd\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
+GARBLED_SHARE = 0.3  # a page whose visible characters are this much unreadable is skipped, not fed to a model
 _SPACES = re.compile("[ \t\u00a0]+")
 _BLANK_LINES = re.compile("\n{3,}")
 _LISTED_PAGES = 20  # how many page numbers a warning spells out
@@ -29,9 +34,19 @@ CORRUPT_HINT = (
 def normalise_page(text: str) -> str:
     """Whitespace as a reader expects it: runs of spaces collapsed, lines trimmed, at most one blank line."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _SPACES.sub(" ", _CONTROL.sub("", text))
+    text = _SPACES.sub(" ", _CONTROL.sub("", _PRIVATE_USE.sub("", text)))
     text = "\n".join(line.strip(" ") for line in text.split("\n"))
     return _BLANK_LINES.sub("\n\n", text).strip("\n")
+
+
+def garbled(text: str) -> bool:
+    """Is a page's extracted text mostly unreadable (a font without a Unicode map: private-use code points,
+    control characters)? Such a page is skipped with a warning: it would cost tokens and tell the model nothing.
+
+    Text layers that map to the *wrong* letters (a shifted alphabet) read as words and are not detected.
+    """
+    visible = len(text) - sum(text.count(c) for c in " \t\r\n")
+    return visible > 0 and len(_UNREADABLE.findall(text)) > GARBLED_SHARE * visible
 
 
 def open_pdf(source: Source, document: Document) -> Iterator[Segment]:
@@ -52,7 +67,7 @@ def open_pdf(source: Source, document: Document) -> Iterator[Segment]:
     except Exception as error:  # pypdf raises many types (PdfReadError, ValueError, KeyError...) on damage
         stream.close()
         raise InputError(
-            f"{display(source.label)}: not a readable PDF, truncated or corrupt ({_short(error)})",
+            f"{display(source.label)}: not a readable PDF, truncated or corrupt ({printable(_short(error))})",
             hint=CORRUPT_HINT,
         ) from error
     if count == 0:
@@ -72,6 +87,7 @@ def _pages(
 ) -> Iterator[Segment]:
     empty: list[int] = []
     failed: list[int] = []
+    unreadable: list[int] = []
     emitted = False
     try:
         for index in range(len(labels) if labels is not None else len(reader.pages)):
@@ -79,10 +95,14 @@ def _pages(
             known_problems = len(problems)
             try:
                 with _pypdf_messages(problems):
-                    text = normalise_page(reader.pages[index].extract_text())
+                    raw = reader.pages[index].extract_text()
             except Exception:  # one damaged page must not cost the user the others
                 failed.append(number)
                 continue
+            if garbled(raw):
+                unreadable.append(number)
+                continue
+            text = normalise_page(raw)
             if not text and len(problems) > known_problems:  # damaged content, not a scan
                 failed.append(number)
                 continue
@@ -105,9 +125,18 @@ def _pages(
         document.warn(
             f"{display(source.label)}: {_count(failed)} could not be read and {'was' if len(failed) == 1 else 'were'} skipped: {_list(failed)}"
         )
+    if unreadable:
+        document.warn(
+            f"{display(source.label)}: {_count(unreadable)} {'has' if len(unreadable) == 1 else 'have'} an unreadable text layer (fonts without a Unicode map?) and {'was' if len(unreadable) == 1 else 'were'} skipped: {_list(unreadable)}"
+        )
     if problems:
         document.warn(
-            f"{display(source.label)}: the PDF is damaged; pypdf recovered what it could ({problems[0]})"
+            f"{display(source.label)}: the PDF is damaged; pypdf recovered what it could ({printable(problems[0][:160])})"
+        )
+    if not emitted and unreadable:
+        raise InputError(
+            f"{display(source.label)}: no page has readable text (its fonts have no Unicode map)",
+            hint="OCR it to get a real text layer, e.g. `ocrmypdf --force-ocr in.pdf out.pdf`",
         )
     if not emitted:
         raise InputError(

@@ -6,6 +6,7 @@ Everything here looks only at ``head`` (the first :data:`HEAD_SIZE` bytes), so i
 from __future__ import annotations
 
 import codecs
+import re
 
 HEAD_SIZE = 8192  # git's binary heuristic looks at the first 8 KiB too
 
@@ -102,6 +103,39 @@ def looks_like_text(head: bytes) -> bool:
     # Allowed controls: \t \n \f \r, backspace and ESC (terminal colours in logs).
     controls = sum(1 for byte in head if byte < 32 and byte not in (8, 9, 10, 12, 13, 27)) + head.count(127)
     return controls <= len(head) // 100
+
+
+_PADDING = re.compile(rb"\x00{16,}")  # runs of NULs: a log's zero-filled tail after a crash, not binary data
+
+
+def utf16_without_bom(head: bytes) -> str | None:
+    """``"utf-16-le"``/``"utf-16-be"`` when ``head`` is mostly-ASCII UTF-16 without a byte-order mark (every
+    other byte NUL), else None."""
+    sample = head[: len(head) // 2 * 2]
+    half = len(sample) // 2
+    if half < 8:
+        return None
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    if odd >= 0.4 * half and even <= 0.02 * half:
+        return "utf-16-le"
+    if even >= 0.4 * half and odd <= 0.02 * half:
+        return "utf-16-be"
+    return None
+
+
+def looks_binary(head: bytes) -> bool:
+    """True when a file whose *name* says text (``notes.txt``) holds binary data: more than 5 % control bytes.
+
+    More lenient than :func:`looks_like_text` (which decides for files without a telling name): runs of NULs
+    (zero-filled log tails) are ignored, and text in legacy 8-bit encodings is never binary here.
+    """
+    if bom_encoding(head) or utf16_without_bom(head):
+        return False
+    sample = _PADDING.sub(b"", head)
+    if not sample:
+        return False
+    controls = sum(1 for byte in sample if byte < 32 and byte not in (8, 9, 10, 12, 13, 27)) + sample.count(127)
+    return controls > len(sample) // 20
 
 
 _MAGICS = (PDF_MAGIC, ZIP_MAGIC, *COMPRESSION_MAGIC.values(), *(bom for bom, _ in _BOMS))

@@ -11,6 +11,7 @@ import bz2
 import gzip
 import io
 import lzma
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO, cast
 
 from memread.errors import InputError
+from memread.ingest.expansion import CountingReader, GuardedReader, precheck
 from memread.ingest.sniff import COMPRESSION_SUFFIXES, HEAD_SIZE, compression_of, needs_more_for_magic
 
 SPOOL_IN_MEMORY = 32 * 1024 * 1024  # spooled streams move to a temporary file beyond this
@@ -76,6 +78,12 @@ def decompressor(compression: str, stream: IO[bytes]) -> IO[bytes]:
     raise ValueError(f"unknown compression {compression!r}")
 
 
+def guarded_decompressor(compression: str, stream: IO[bytes], label: str) -> GuardedReader:
+    """:func:`decompressor`, refusing a decompression bomb as it streams (see :mod:`memread.ingest.expansion`)."""
+    counter = CountingReader(stream)
+    return GuardedReader(decompressor(compression, cast(IO[bytes], counter)), counter, label)
+
+
 def read_head(stream: IO[bytes], size: int = HEAD_SIZE) -> tuple[bytes, bool]:
     """Up to ``size`` bytes from ``stream`` and whether that was the whole stream.
 
@@ -120,7 +128,9 @@ class Source:
         if self.path is None:
             raise RuntimeError(f"{self.label} was already read")
         raw: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - the caller owns and closes it
-        return decompressor(self.compression, raw) if self.compression else raw
+        if not self.compression:
+            return raw
+        return cast(IO[bytes], guarded_decompressor(self.compression, raw, self.label))
 
     def open_seekable(self) -> BinaryIO:
         """A seekable stream (pypdf and zipfile seek): the file itself, or a spooled copy when compressed/piped."""
@@ -133,6 +143,9 @@ class Source:
         except (OSError, EOFError, lzma.LZMAError) as error:
             spool.close()
             raise corrupt_compression(self.label, self.compression, error) from error
+        except BaseException:  # a decompression bomb (InputError), Ctrl-C
+            spool.close()
+            raise
         finally:
             stream.close()
         spool.seek(0)
@@ -143,9 +156,19 @@ class EmptyInputError(InputError):
     """The input has no text at all (zero bytes or only whitespace); directories skip such files."""
 
 
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\n``, ``\\x1b``), for messages that quote names from outside
+    (file names, zip members): a newline in a file name must not split a one-line error, nor an escape
+    sequence reach the terminal."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def display(label: str) -> str:
-    """How messages name a source: its path, or "standard input" for ``-``."""
-    return "standard input" if label == "-" else label
+    """How messages name a source: its path (control characters escaped), or "standard input" for ``-``."""
+    return "standard input" if label == "-" else printable(label)
 
 
 def empty_input(label: str) -> EmptyInputError:
@@ -175,9 +198,10 @@ def file_source(path: Path, label: str, *, password: str | None = None) -> Sourc
             if name.lower().endswith(suffix):
                 name = name[: -len(suffix)]
                 break
-        with open(path, "rb") as raw, decompressor(compression, raw) as inner:
+        with guarded_decompressor(compression, open(path, "rb"), label) as inner:
             try:
                 head = inner.read(HEAD_SIZE)
+                precheck(inner)  # a bomb is refused now, before a loader spends time on it
             except (OSError, EOFError, lzma.LZMAError) as error:
                 raise corrupt_compression(label, compression, error) from error
         complete = len(head) < HEAD_SIZE
@@ -192,7 +216,7 @@ def stream_source(stream: IO[bytes], label: str = "-", *, password: str | None =
     compression = compression_of(head)
     reader = cast(IO[bytes], PartialReader(stream, head))
     if compression:
-        inner = decompressor(compression, reader)
+        inner = cast(IO[bytes], guarded_decompressor(compression, reader, label))
         try:
             head, complete = read_head(inner)
         except (OSError, EOFError, lzma.LZMAError) as error:

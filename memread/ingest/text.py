@@ -18,7 +18,7 @@ from typing import IO
 
 from memread.document import Document, Provenance, Segment
 from memread.errors import InputError
-from memread.ingest.sniff import bom_encoding
+from memread.ingest.sniff import bom_encoding, describe_binary, looks_binary, utf16_without_bom
 from memread.ingest.source import Source, corrupt_compression, display, empty_input
 
 SEGMENT_CHARS = 256 * 1024
@@ -31,8 +31,14 @@ _ESCAPED_BYTES = re.compile("[\udc80-\udcff]+")  # what the surrogateescape hand
 
 
 def open_text(source: Source, document: Document) -> Iterator[Segment]:
-    """Open a text source: raise for empty input now, stream its segments lazily."""
-    encoding = bom_encoding(source.head) or "utf-8"
+    """Open a text source: raise for empty or binary input now, stream its segments lazily."""
+    encoding = bom_encoding(source.head) or utf16_without_bom(source.head) or "utf-8"
+    if looks_binary(source.head):  # e.g. a PNG or an executable renamed notes.txt
+        kind = describe_binary(source.head) or "binary file"
+        raise InputError(
+            f"{display(source.label)} looks like a {kind}, not text, despite its name",
+            hint="memread reads PDF, EPUB and text files; check what the file really is with `file`",
+        )
     if source.complete and not source.head.decode(encoding, errors="replace").strip():
         raise empty_input(source.label)
     interactive = source.path is None  # a pipe: hand over each line as soon as it arrived
