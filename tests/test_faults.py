@@ -222,11 +222,12 @@ def test_a_server_killed_mid_run_exits_4_and_the_run_resumes_when_it_is_back(
             assert run.poll() is None and time.monotonic() < deadline, run.communicate()
             time.sleep(0.02)
         server.process.send_signal(signal.SIGKILL)  # the server dies after step 1
-        server.stop()
         _, err = run.communicate(timeout=120)
     finally:
+        server.stop()
         if run.poll() is None:
             run.kill()
+            run.communicate()
     assert run.returncode == 4, err
     line = one_error(err)
     assert "the server at" in line and ("lost the connection" in line or "cannot connect" in line)

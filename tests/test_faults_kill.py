@@ -1,0 +1,83 @@
+"""kill -9 at random moments of a real run; each ``memread resume`` ends with the uninterrupted run's memory and
+answer (SmolLM2, greedy, fixed seed). The suite tries two seeded moments; benchmarks/bench_kill_resume.py tries
+24 and more (benchmarks/results/kill-resume.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "docs" / "sample" / "harbour-report.md"
+QUESTION = "How many days was the Widow's Pier closed after the February storm?"
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]
+
+
+def memread(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "memread", *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def final(out: str) -> tuple[str, str]:
+    lane = json.loads(out)["lanes"][0]
+    return lane["memory"], lane["answer"]
+
+
+def test_kill_9_at_random_moments_then_resume_reaches_the_uninterrupted_result(
+        smollm2_path: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "MEMREAD_HOME": str(tmp_path / "home"), "MEMREAD_NO_PROGRESS": "1"}
+    text = SAMPLE.read_text()
+    document = tmp_path / "report.md"
+    document.write_text(text[: text.index("\n\n", 1800)])  # the first half: five chunks, a few seconds
+    ask = ["ask", str(document), QUESTION, "--model", str(smollm2_path), "--json", "--chunk-tokens", "100",
+           "--memory-tokens", "24", "--final-tokens", "16", "--temperature", "0", "--seed", "11", "--threads", "1"]
+
+    reference = tmp_path / "reference.jsonl"
+    started = time.monotonic()
+    whole = memread(*ask, "--trace", str(reference), env=env)
+    appeared: float | None = None
+    while whole.poll() is None:
+        if appeared is None and reference.exists():
+            appeared = time.monotonic() - started
+        time.sleep(0.01)
+    out, err = whole.communicate()
+    ended = time.monotonic() - started
+    assert whole.returncode == 0, err
+    assert json.loads(out)["stats"]["chunks_read"] >= 4
+    expected = final(out)
+
+    rng = random.Random(20261123)
+    outcomes: list[dict[str, Any]] = []
+    for attempt in range(6):
+        if len(outcomes) == 2:
+            break
+        moment = rng.uniform(appeared or 0.0, ended)
+        trace = tmp_path / f"killed-{attempt}.jsonl"
+        victim = memread(*ask, "--trace", str(trace), env=env)
+        begun = time.monotonic()
+        while time.monotonic() - begun < moment and victim.poll() is None:
+            time.sleep(0.005)
+        if victim.poll() is not None:  # it finished first on this draw: not a kill
+            victim.communicate()
+            continue
+        victim.send_signal(signal.SIGKILL)
+        victim.communicate()
+        steps = trace.read_bytes().count(b'"type":"step_finished"') if trace.exists() else 0
+        if not trace.exists():
+            continue  # killed before anything was saved: there is nothing to resume
+        resumed = memread("resume", str(trace), "--json", env=env)
+        out, err = resumed.communicate(timeout=600)
+        assert resumed.returncode == 0, err
+        outcomes.append({"at": round(moment, 2), "steps_before": steps, "same": final(out) == expected})
+    assert len(outcomes) == 2, outcomes
+    assert all(o["same"] for o in outcomes), outcomes
