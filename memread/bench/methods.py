@@ -42,11 +42,15 @@ _INSTRUCTIONS = {
 
 
 def one_prompt(question: str, text: str, *, retrieved: bool, style: str) -> str:
-    """The prompt of the one-prompt baselines: MemAgent's final prompt with the text as ``<article>``."""
+    """The prompt of the one-prompt baselines: MemAgent's final-answer instruction with the text in place of
+    the memory. The text comes first and the problem and the instruction are repeated after it, as RULER's
+    QA template does: with the instruction only before a 7K-token article the default model forgot to box
+    its answer, and a baseline should not lose on format."""
     what = "passages retrieved from an article" if retrieved else "article"
-    instruction = (f"You are presented with a problem and {'some ' if retrieved else 'an '}{what}. "
-                   + _INSTRUCTIONS[style].format(what=what))
-    return f"{instruction}\n\n<problem> \n{question}\n</problem>\n\n<article>\n{text}\n</article>\n\nYour answer:\n"
+    instruction = _INSTRUCTIONS[style].format(what=what)
+    return (f"You are presented with {'some ' if retrieved else 'an '}{what} and a problem. {instruction}\n\n"
+            f"<article>\n{text}\n</article>\n\n<problem> \n{question}\n</problem>\n\n{instruction}\n\n"
+            "Your answer:\n")
 
 
 @dataclass

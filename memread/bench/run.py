@@ -13,7 +13,7 @@ from typing import Any
 
 from memread.backends.base import Backend
 from memread.bench import data
-from memread.bench.methods import METHODS, MethodSettings, run_method
+from memread.bench.methods import METHODS, MethodSettings, one_prompt, run_method
 from memread.bench.results import ResultsFolder, make_record, record_key
 from memread.bench.tasks import build_sample, get_task
 from memread.errors import UsageError
@@ -75,6 +75,7 @@ def run_config(plan: BenchPlan, backend: Backend) -> dict[str, Any]:
         "context_length": backend.context_length,
         "tokenizer": getattr(backend.tokenizer, "name", None),
         "loop": loop,
+        "baseline_prompt": one_prompt("{question}", "{text}", retrieved=False, style=plan.settings.loop.final_prompt),
         "rag_passage_tokens": plan.settings.rag_passage_tokens,
         "rag_k": plan.settings.k,
         "data_seed": plan.data_seed,
