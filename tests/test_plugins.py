@@ -114,6 +114,33 @@ def test_a_loader_plugin_reads_its_format_and_is_listed(site: Path, tmp_path: Pa
     assert row.split() == ["memread-test-shout", "1.2.3", "loader", "shout", "(.shout)", "loaded"]
 
 
+def test_plugins_are_found_where_importlib_metadata_finds_them(site: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # memread reads entry_points.txt itself (importlib.metadata costs --help and TAB completion ~20 ms); the
+    # two must agree, including which copy wins when a distribution is on sys.path twice.
+    from importlib.metadata import entry_points
+
+    later = tmp_path / "later-site-packages"
+    later.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(later)])
+    make_distribution(site, "memread-test-shout", {"memread.loaders.v1": {"shout": f"{MODULE_PREFIX}shout:LOADER"},
+                                                   "console_scripts": {"shout": "x:y"}}, {}, version="2.0")
+    make_distribution(later, "memread_test_shout", {"memread.loaders.v1": {"old": "old:LOADER"}}, {}, version="1.0")
+    make_distribution(later, "memread-test-tools", {"memread.commands.v1": {"tool": "tools:app [extra]"},
+                                                    "memread.backends.v1": {"gw": "tools.gw:create"}}, {})
+    expected = {
+        (group, entry.name, entry.value, entry.dist.name, entry.dist.version)  # type: ignore[union-attr]
+        for group in plugins.GROUPS.values() for entry in entry_points(group=group)
+    }
+    found = {(plugins.GROUPS[p.kind], p.name, p.value, p.distribution, p.version) for p in plugins.installed()}
+    assert found == expected
+    assert {row for row in found if row[3].startswith("memread")} >= {
+        ("memread.loaders.v1", "shout", f"{MODULE_PREFIX}shout:LOADER", "memread-test-shout", "2.0"),
+        ("memread.commands.v1", "tool", "tools:app [extra]", "memread-test-tools", "0.1"),
+        ("memread.backends.v1", "gw", "tools.gw:create", "memread-test-tools", "0.1"),
+    }
+
+
 def test_a_plugin_that_fails_on_import_is_one_warning_and_everything_else_still_works(
     site: Path, tmp_path: Path
 ) -> None:

@@ -7,10 +7,12 @@ pip and goes through its entry point and the ``memread`` command.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import docx
-import memread_docx
 import pytest
 
 from memread.chunk import Chunker
@@ -19,14 +21,28 @@ from memread.ingest import open_document, registry
 from memread.tokens import CharTokenizer
 
 
+def load_from_source(package: str) -> ModuleType:
+    """The plugin package from this folder (not an installed copy), without putting its folder on sys.path,
+    where a build's leftover ``*.egg-info`` would make every test session see it as an installed plugin."""
+    init = Path(__file__).resolve().parents[1] / package / "__init__.py"
+    spec = importlib.util.spec_from_file_location(f"{package}_under_test", init)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+memread_docx = load_from_source("memread_docx")
+
+
 @pytest.fixture(autouse=True)
 def docx_loader(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plugin's loader in a copy of the registry (an installed copy of the plugin may be there already)."""
+    """The plugin's loader, in a copy of the registry."""
     monkeypatch.setenv("MEMREAD_PLUGINS", "")
     registry.loaders()  # the built-ins, in the real registry
     monkeypatch.setattr(registry, "_loaders", dict(registry._loaders))
-    if "docx" not in {loader.name for loader in registry.loaders()}:
-        registry.register_loader(memread_docx.LOADER)
+    registry.register_loader(memread_docx.LOADER, replace=True)  # this folder's, not an installed copy
 
 
 def build_report(path: Path) -> Path:
