@@ -161,3 +161,122 @@ def read_all(document: Document) -> tuple[str, list[Segment]]:
     """Iterate a document's segments once; return the concatenated text and the segments."""
     segments = list(document.segments())
     return "".join(segment.text for segment in segments), segments
+
+
+# --- hostile documents (tests/test_hostile_inputs.py, tests/test_fuzz_documents.py) -----------------------------
+
+
+def raw_pdf(path: Path, pages: Sequence[tuple[str, str]]) -> Path:
+    """A hand-written PDF, one page per ``(text, font)``: font ``"plain"`` is Helvetica (a normal text layer),
+    ``"private"`` maps every character to the private-use area (what a font without a real Unicode map
+    extracts as: a garbage text layer), ``"shifted"`` maps letters one code point down (garbage that still
+    reads as letters). Text must be printable ASCII without parentheses or backslashes."""
+    cmaps = {"private": b"<E020>", "shifted": b"<001F>"}
+    objects: list[bytes] = [b"", b""]  # catalog and page tree, filled in last
+    fonts = {"plain": len(objects) + 1}
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    for name, start in cmaps.items():
+        cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Broken def\n"
+                b"1 begincodespacerange <00> <FF> endcodespacerange\n"
+                b"1 beginbfrange <20> <7E> " + start + b" endbfrange\n"
+                b"endcmap CMapName currentdict /CMap defineresource pop end end")
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(cmap), cmap))
+        objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode %d 0 R >>" % len(objects))
+        fonts[name] = len(objects)
+    resources = b"<< /Font << " + b" ".join(b"/%s %d 0 R" % (n.encode(), i) for n, i in fonts.items()) + b" >> >>"
+    kids = []
+    for text, font in pages:
+        content = b"BT /%s 12 Tf 72 700 Td (%s) Tj ET" % (font.encode(), text.encode("ascii"))
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources %s /Contents %d 0 R >>"
+                       % (resources, len(objects)))
+        kids.append(len(objects))
+    objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def gzip_bomb(path: Path, expanded_mib: int, *, filler: bytes = b"\n", prefix: bytes = b"") -> Path:
+    """A gzip file that expands to ``expanded_mib`` MiB of ``filler`` (after ``prefix``), about 1,000x.
+
+    Built in milliseconds: one compressed MiB repeated as concatenated gzip members (which gzip reads as one
+    stream), so a GiB-sized bomb costs a MiB of disk."""
+    member = gzip.compress(filler * (1 << 20), compresslevel=9)
+    with open(path, "wb") as out:
+        if prefix:
+            out.write(gzip.compress(prefix))
+        for _ in range(expanded_mib):
+            out.write(member)
+    return path
+
+
+def bzip2_bomb(path: Path, expanded_mib: int) -> Path:
+    """A bzip2 file of ``expanded_mib`` MiB of one repeated letter: ratios in the tens of thousands."""
+    compressor = bz2.BZ2Compressor(9)
+    block = b"A" * (1 << 20)
+    with open(path, "wb") as out:
+        for _ in range(expanded_mib):
+            out.write(compressor.compress(block))
+        out.write(compressor.flush())
+    return path
+
+
+def with_member(source: Path, target: Path, name: str, content: bytes) -> Path:
+    """A copy of the zip ``source`` with one more (deflated) member: e.g. a 64 MiB run of zeros, an EPUB bomb."""
+    target.write_bytes(source.read_bytes())
+    with zipfile.ZipFile(target, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(name, content)
+    return target
+
+
+def damaged_member(source: Path, target: Path, member_suffix: str) -> Path:
+    """A copy of the zip ``source`` whose member ending in ``member_suffix`` has its compressed bytes scrambled
+    (the central directory still lists it: reading it fails with a CRC or deflate error)."""
+    data = bytearray(source.read_bytes())
+    with zipfile.ZipFile(source) as archive:
+        info = next(i for i in archive.infolist() if i.filename.endswith(member_suffix))
+    name_length, extra_length = int.from_bytes(data[info.header_offset + 26: info.header_offset + 28], "little"), \
+        int.from_bytes(data[info.header_offset + 28: info.header_offset + 30], "little")
+    start = info.header_offset + 30 + name_length + extra_length
+    for offset in range(start, start + info.compress_size):
+        data[offset] ^= 0x5A
+    target.write_bytes(bytes(data))
+    return target
+
+
+def debian_file(package: str, member: str, cache: Path) -> Path | None:
+    """``member`` (a file name, e.g. ``live-manual.en.epub``) from Debian's ``package``, fetched once with
+    ``apt-get download`` into ``cache`` and kept there; None when apt-get or Debian's mirrors are unavailable."""
+    import shutil
+    import subprocess
+
+    root = cache / package
+    found = next(root.rglob(member), None) if root.is_dir() else None
+    if found is not None:
+        return found
+    if not (shutil.which("apt-get") and shutil.which("dpkg-deb")):
+        return None
+    downloads = cache / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(["apt-get", "download", package], cwd=downloads, check=True, capture_output=True,
+                       timeout=180)
+        deb = next(downloads.glob(f"{package}_*.deb"))
+        unpacking = cache / f".{package}.partial"
+        shutil.rmtree(unpacking, ignore_errors=True)
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(unpacking)], check=True, capture_output=True, timeout=120)
+        unpacking.rename(root)  # complete or absent: an interrupted unpack is never taken for the package
+        deb.unlink()
+    except (subprocess.SubprocessError, OSError, StopIteration):
+        return None
+    return next(root.rglob(member), None)
