@@ -29,7 +29,6 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 ENVIRONMENT_VARIABLE = "MEMREAD_PLUGINS"
@@ -49,26 +48,32 @@ DISABLED = "disabled"
 NOT_LOADED = "not loaded"
 
 
-@dataclass(frozen=True)
 class Plugin:
-    """One entry point: what an installed distribution adds to memread."""
+    """One entry point: what an installed distribution adds to memread.
 
-    kind: str  # "loaders" | "backends" | "strategies" | "commands"
-    name: str  # the entry point's name: the loader, backend, strategy or command name
-    value: str  # "module:attribute"
-    distribution: str  # the installed distribution's name, e.g. "memread-docx"
-    version: str
+    (A plain class rather than a dataclass: this module is imported by every ``memread`` run, TAB completions
+    included, and building dataclasses costs more than the rest of the module.)
+    """
 
-    @property
-    def label(self) -> str:
-        """How messages name it: ``memread-docx (loader docx)``."""
-        return f"{self.distribution} ({self.kind.rstrip('s')} {self.name})"
+    __slots__ = ("distribution", "kind", "name", "value", "version")
+
+    def __init__(self, kind: str, name: str, value: str, distribution: str, version: str) -> None:
+        self.kind = kind  # "loaders" | "backends" | "strategies" | "commands"
+        self.name = name  # the entry point's name: the loader, backend, strategy or command name
+        self.value = value  # "module:attribute"
+        self.distribution = distribution  # the installed distribution's name, e.g. "memread-docx"
+        self.version = version
+
+    def __repr__(self) -> str:
+        return f"Plugin({self.kind!r}, {self.name!r}, {self.value!r}, {self.distribution!r}, {self.version!r})"
 
 
-@dataclass
 class _State:
-    status: str = NOT_LOADED
-    error: str | None = None
+    __slots__ = ("error", "status")
+
+    def __init__(self, status: str = "not loaded", error: str | None = None) -> None:
+        self.status = status
+        self.error = error
 
 
 _entry_points: list[Plugin] | None = None
