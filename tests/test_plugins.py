@@ -305,3 +305,8 @@ def test_a_command_plugin_is_listed_from_metadata_and_imported_only_when_run(
     assert rows["hello"]["status"] == "loaded"
     assert rows["kaput"]["status"] == "failed"
     assert rows["ask"]["error"] == "a built-in command is called 'ask'"  # a plugin never shadows a built-in
+
+
+def test_a_format_only_a_first_party_plugin_reads_names_that_plugin() -> None:
+    assert registry.plugin_suggestion("reports/Q3 Board.DOCX") == "memread-docx"
+    assert registry.plugin_suggestion("notes.txt") is None

@@ -84,6 +84,16 @@ def find_loader(path: str | PurePath, head_bytes: bytes) -> Loader | None:
     return None
 
 
+#: Formats memread reads only with a first-party plugin (plugins/), by extension: what to suggest installing.
+FIRST_PARTY_PLUGINS = {".docx": "memread-docx", ".docm": "memread-docx"}
+
+
+def plugin_suggestion(path: str | PurePath) -> str | None:
+    """The first-party plugin that would read ``path`` when no registered loader does (e.g. "memread-docx")."""
+    name = PurePath(path).name.lower()
+    return next((plugin for ext, plugin in FIRST_PARTY_PLUGINS.items() if name.endswith(ext)), None)
+
+
 # Built-ins import their heavy libraries (pypdf, ebooklib, lxml) only when a document of theirs is opened.
 def _open_pdf(source: Source, document: Document) -> Iterator[Segment]:
     from memread.ingest.pdf import open_pdf
