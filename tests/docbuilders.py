@@ -11,9 +11,11 @@ import gzip
 import io
 import lzma
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from memread.document import Document, Segment
 
@@ -280,3 +282,107 @@ def debian_file(package: str, member: str, cache: Path) -> Path | None:
     except (subprocess.SubprocessError, OSError, StopIteration):
         return None
     return next(root.rglob(member), None)
+
+
+# --- fuzzing documents (tests/test_fuzz_documents.py, benchmarks/bench_fuzz.py) -----------------------------------
+
+
+def interesting_regions(data: bytes) -> list[tuple[int, int]]:
+    """Byte ranges of a PDF or zip where damage hurts most, for mutations to aim at: the whole file, and for a
+    zip each member's local header and data and the central directory; for a PDF the xref table, trailer,
+    stream and object headers, lengths and the encryption dictionary."""
+    import re
+
+    regions = [(0, len(data))]
+    if data.startswith(b"PK\x03\x04"):
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            for info in archive.infolist():
+                start = info.header_offset
+                header = 30 + int.from_bytes(data[start + 26: start + 28], "little") + \
+                    int.from_bytes(data[start + 28: start + 30], "little")
+                regions += [(start, start + header), (start + header, start + header + info.compress_size)]
+        central = data.find(b"PK\x01\x02")
+        if central >= 0:
+            regions.append((central, len(data)))
+    if data.startswith(b"%PDF"):
+        for keyword in (b"xref", b"trailer", b"startxref", b"stream", b" obj", b"/Length", b"/Pages", b"/Kids",
+                        b"/Encrypt", b"/Filter", b"/ToUnicode", b"/PageLabels"):
+            regions += [(m.start(), min(len(data), m.end() + 48)) for m in re.finditer(re.escape(keyword), data)]
+    return [(start, end) for start, end in regions if end > start]
+
+
+def mutations(seed: bytes) -> Any:
+    """A hypothesis strategy of damaged copies of ``seed``: byte flips (aimed at :func:`interesting_regions`),
+    truncation, a region replaced by junk, a number replaced by another (lengths, offsets, counts)."""
+    import re
+
+    from hypothesis import strategies as st
+
+    regions = interesting_regions(seed)
+    numbers = [(m.start(), m.end()) for m in re.finditer(rb"\d+", seed)] or [(0, 1)]
+
+    def flipped(region: tuple[int, int]) -> Any:
+        start, end = region
+        flips = st.lists(st.tuples(st.integers(start, end - 1), st.integers(1, 255)), min_size=1, max_size=8)
+        return flips.map(lambda pairs: _xor(seed, pairs))
+
+    def spliced(args: tuple[tuple[int, int], bytes]) -> bytes:
+        (start, end), junk = args
+        return seed[:start] + junk + seed[end:]
+
+    return st.one_of(
+        st.sampled_from(regions).flatmap(flipped),
+        st.integers(0, max(0, len(seed) - 1)).map(lambda cut: seed[:cut]),
+        st.tuples(st.sampled_from(regions), st.binary(max_size=64)).map(spliced),
+        st.tuples(st.sampled_from(numbers), st.integers(0, 2**40)).map(
+            lambda args: seed[: args[0][0]] + str(args[1]).encode() + seed[args[0][1]:]),
+    )
+
+
+def _xor(data: bytes, flips: Iterable[tuple[int, int]]) -> bytes:
+    damaged = bytearray(data)
+    for position, mask in flips:
+        damaged[position] ^= mask
+    return bytes(damaged)
+
+
+class Hang(Exception):
+    """Raised by :func:`no_hang` when the code under test runs past its time limit."""
+
+
+@contextmanager
+def no_hang(seconds: float) -> Iterator[None]:
+    """Raise :class:`Hang` in the main thread if the block runs longer than ``seconds`` (SIGALRM; pure-Python
+    parsers such as pypdf are interrupted wherever they loop). A no-op where SIGALRM does not exist."""
+    import signal
+
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(_signum: int, _frame: Any) -> None:
+        raise Hang(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def read_or_refuse(path: Path, *, password: str | None = None, seconds: float = 20.0) -> str:
+    """Open ``path`` with memread and read every segment: ``"read"``, or ``"refused"`` for memread's
+    InputError (the documented way to say no). Any other exception, or :class:`Hang`, propagates."""
+    from memread.errors import InputError
+    from memread.ingest import open_document
+
+    with no_hang(seconds):
+        try:
+            document = open_document(str(path), password=password)
+            for _segment in document.segments():
+                pass
+        except InputError:
+            return "refused"
+    return "read"

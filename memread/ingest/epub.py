@@ -10,7 +10,6 @@ from __future__ import annotations
 import posixpath
 import warnings
 import zipfile
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -63,8 +62,15 @@ def open_epub(source: Source, document: Document) -> Iterator[Segment]:
         try:
             chapters = _zip_chapters(archive, source, document)
         except InputError:
+            archive.close()
             stream.close()
             raise
+        except Exception as error:  # damaged members: CRC or deflate errors, unsupported methods, encryption
+            archive.close()
+            stream.close()
+            raise InputError(
+                f"{display(source.label)}: not a readable EPUB ({printable(_short(error))})", hint=CORRUPT_HINT
+            ) from error
     return _segments(chapters, archive, stream, source, document)
 
 
@@ -98,7 +104,7 @@ def _segments(
                     f"{display(source.label)}: the book lists {printable(chapter.name)} but does not contain it; skipped"
                 )
                 continue
-            except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as error:
+            except Exception as error:  # CRC/deflate errors, unsupported methods, encrypted members
                 damaged.append(f"{printable(chapter.name)} ({printable(_short(error))})")
                 continue  # one damaged chapter must not cost the user the others
             page = xhtml_to_text(content)
@@ -230,7 +236,7 @@ def _nav_labels(
             continue
         try:
             root = etree.fromstring(archive.read(path), parser=parser)
-        except (etree.XMLSyntaxError, KeyError, zipfile.BadZipFile):
+        except Exception:  # a damaged table of contents only costs the chapter titles
             continue
         if root is None:
             continue

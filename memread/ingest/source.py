@@ -14,6 +14,7 @@ import lzma
 import re
 import shutil
 import tempfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,9 @@ from memread.ingest.expansion import CountingReader, GuardedReader, precheck
 from memread.ingest.sniff import COMPRESSION_SUFFIXES, HEAD_SIZE, compression_of, needs_more_for_magic
 
 SPOOL_IN_MEMORY = 32 * 1024 * 1024  # spooled streams move to a temporary file beyond this
+# What damaged compressed data raises: gzip an OSError, EOFError (truncated) or zlib.error (bad deflate data),
+# bzip2 an OSError, xz an LZMAError.
+DECOMPRESSION_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError, zlib.error)
 
 
 class PartialReader(io.RawIOBase):
@@ -140,7 +144,7 @@ class Source:
         spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
         try:
             shutil.copyfileobj(stream, spool, 1024 * 1024)
-        except (OSError, EOFError, lzma.LZMAError) as error:
+        except DECOMPRESSION_ERRORS as error:
             spool.close()
             raise corrupt_compression(self.label, self.compression, error) from error
         except BaseException:  # a decompression bomb (InputError), Ctrl-C
@@ -202,7 +206,7 @@ def file_source(path: Path, label: str, *, password: str | None = None) -> Sourc
             try:
                 head = inner.read(HEAD_SIZE)
                 precheck(inner)  # a bomb is refused now, before a loader spends time on it
-            except (OSError, EOFError, lzma.LZMAError) as error:
+            except DECOMPRESSION_ERRORS as error:
                 raise corrupt_compression(label, compression, error) from error
         complete = len(head) < HEAD_SIZE
     return Source(
@@ -219,7 +223,7 @@ def stream_source(stream: IO[bytes], label: str = "-", *, password: str | None =
         inner = cast(IO[bytes], guarded_decompressor(compression, reader, label))
         try:
             head, complete = read_head(inner)
-        except (OSError, EOFError, lzma.LZMAError) as error:
+        except DECOMPRESSION_ERRORS as error:
             raise corrupt_compression(label, compression, error) from error
         reader = cast(IO[bytes], PartialReader(inner, head))
     return Source(label, label, head, complete, compression=compression, password=password, _stream=reader)

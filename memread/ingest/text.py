@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import lzma
 import re
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
@@ -57,7 +58,7 @@ def _stream(source: Source, document: Document, encoding: str, interactive: bool
             interactive=interactive,
         )
         yield from line_segments(blocks, source.label, document, interactive=interactive)
-    except (EOFError, lzma.LZMAError) as error:  # truncated gzip raises EOFError mid-stream
+    except (EOFError, lzma.LZMAError, zlib.error) as error:  # truncated gzip: EOFError; bad data: zlib.error
         raise corrupt_compression(source.label, source.compression, error) from error
     except OSError as error:
         if source.compression:

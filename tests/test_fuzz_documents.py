@@ -1,0 +1,72 @@
+"""Fuzzing the document entry points: damaged copies of small valid PDFs, EPUBs and a gzipped log go through
+``open_document`` and are read to the end. The only acceptable outcomes are a clean read or memread's own
+InputError (exit 3 with a hint); any other exception, or a read that runs past 20 s, fails.
+
+Damage is byte flips aimed at the places parsers trust (xref tables, trailers, stream lengths, zip headers and
+central directories, see ``docbuilders.interesting_regions``), truncation, junk spliced over a region, and
+numbers replaced by others. CI runs a bounded sample (:data:`EXAMPLES` per seed document, a few seconds);
+``benchmarks/bench_fuzz.py`` runs the same strategies for longer.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from functools import cache
+from pathlib import Path
+
+import pytest
+from docbuilders import (
+    Chapter,
+    build_epub,
+    build_pdf,
+    compress,
+    encrypt_pdf,
+    log_lines,
+    mutations,
+    raw_pdf,
+    read_or_refuse,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+EXAMPLES = 60  # per seed document: 5 seeds, 300 damaged documents per CI run
+
+SEED_NAMES = ("labelled.pdf", "fonts.pdf", "encrypted.pdf", "book.epub", "server.log.gz")
+
+
+@cache
+def seeds() -> dict[str, bytes]:
+    """The valid documents that get damaged, built once per session."""
+    folder = Path(tempfile.mkdtemp(prefix="memread-fuzz-seeds-"))
+    labelled = build_pdf(folder / "labelled.pdf", ["Preface text.", "Chapter one: the harbour.", "More."],
+                         labels=[(0, "r", 1), (1, "D", 1)])
+    encrypted = encrypt_pdf(labelled, folder / "encrypted.pdf", user_password="")
+    fonts = raw_pdf(folder / "fonts.pdf", [("A plain page", "plain"), ("A broken font map", "private")])
+    book = build_epub(folder / "book.epub", [
+        Chapter("One", "<h1>One</h1><p>The pier closed for <b>12</b> days.</p>"),
+        Chapter("Two", "<h1>Two</h1><p>Boats: 312.</p><pre>a  b\n c</pre>"),
+    ])
+    log = folder / "server.log"
+    log.write_text("".join(log_lines(400)))
+    packed = compress(log, "gz")
+    return {path.name: path.read_bytes() for path in (labelled, fonts, encrypted, book, packed)}
+
+
+@pytest.mark.parametrize("seed_name", SEED_NAMES)
+def test_the_undamaged_seed_is_read(seed_name: str, tmp_path: Path) -> None:
+    path = tmp_path / seed_name
+    path.write_bytes(seeds()[seed_name])
+    assert read_or_refuse(path) == "read"
+
+
+@pytest.mark.parametrize("seed_name", SEED_NAMES)
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                       HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_damaged_document_is_read_or_refused_never_crashes_or_hangs(
+    seed_name: str, data: st.DataObject, tmp_path: Path
+) -> None:
+    damaged = data.draw(mutations(seeds()[seed_name]), label="damaged bytes")
+    path = tmp_path / seed_name  # the name keeps extension dispatch: a .pdf with broken magic still meets pypdf
+    path.write_bytes(damaged)
+    assert read_or_refuse(path) in ("read", "refused")

@@ -1,0 +1,157 @@
+"""Property tests on everything that reads a model's reply: whatever string comes back, each strategy's parser
+returns a defined result (never an exception), and the boxed-answer extractor handles nested and unbalanced
+braces. Replies are drawn from arbitrary text mixed with the fragments small models actually garble: tags with
+odd case and spacing, unclosed tags, code fences, think blocks, ``\\boxed{`` and stray braces.
+
+CI examples per run: :data:`EXAMPLES` for each of the eight properties below (2,400).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memread.answer import (
+    extract_boxed,
+    extract_therefore,
+    final_answer,
+    last_boxed_only_string,
+    strict_match,
+    strip_thinking,
+)
+from memread.backends.base import Completion
+from memread.document import Chunk
+from memread.loop import LoopSettings
+from memread.strategies import tags
+from memread.strategies.callback import parse_recall, parse_update
+from memread.strategies.gated import GatedStrategy, parse_gated, stopped_at_check_no
+from memread.strategies.overwrite import OverwriteStrategy
+
+EXAMPLES = 300
+
+FRAGMENTS = [
+    "<check>", "</check>", "< Check >", "<check>yes</check>", "<check>no</check>", "<check> No </check>", "yes",
+    "no", "maybe", "<update>", "</update>", "<UPDATE>", "< / update >", "<next>", "</next>", "end", "continue",
+    "<next>end</next>", "<think>", "</think>", "<thinking>", "</thinking>", "<recall>", "</recall>", "query",
+    "```", "```xml", "`", "\\boxed{", "\\boxed ", "\\fbox{", "{", "}", "$", "the answer is", "**", "<", ">", "/",
+    " ", "\n", "\t", "é", "\u0000", "\ufffd", "<|im_end|>", "<｜Assistant｜>",
+]
+
+replies = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12)), max_size=40).map("".join)
+
+
+def _completion(text: str, finish: str = "stop", stop: str | None = None) -> Completion:
+    return Completion(text=text, finish_reason=finish, prompt_tokens=10, completion_tokens=len(text) // 4,
+                      stop_reason=stop)
+
+
+CHUNK = Chunk(index=0, text="some document text", tokens=4, spans=())
+fuzz = settings(max_examples=EXAMPLES, deadline=None)
+
+
+@fuzz
+@given(reply=replies, stopped=st.booleans())
+def test_any_gated_reply_parses_to_a_defined_decision(reply: str, stopped: bool) -> None:
+    parsed = parse_gated(reply, stopped_early=stopped)
+    assert parsed.check in (None, True, False)
+    assert parsed.next in (None, "continue", "end")
+    assert parsed.update is None or parsed.update == parsed.update.strip()
+    assert all(isinstance(issue, str) and issue for issue in parsed.issues)
+
+
+@fuzz
+@given(reply=replies, finish=st.sampled_from(["stop", "length"]),
+       stop=st.sampled_from([None, "<check>no</check>", "</update>"]), names_stops=st.booleans(),
+       memory=st.text(max_size=30))
+def test_the_gated_strategy_never_loses_a_memory(reply: str, finish: str, stop: str | None, names_stops: bool,
+                                                 memory: str) -> None:
+    strategy = GatedStrategy(LoopSettings(strategy="gated"), engine_names_stops=names_stops)
+    state: dict[str, Any] = {"memory": memory or "No previous memory"}
+    completion = _completion(reply, finish, stop)
+    stopped_at_check_no(completion, engine_names_stops=names_stops)
+    result = strategy.read_reply(0, "q?", state, CHUNK, completion)
+    assert isinstance(result.memory, str) and result.memory  # kept or replaced, never emptied
+    assert result.memory == state["memory"] or result.update
+    assert result.state["memory"] == result.memory
+    assert not result.exit or parse_gated(reply).next == "end" or stop is not None
+
+
+@fuzz
+@given(reply=replies)
+def test_any_callback_reply_gives_a_memory_or_none_and_a_query_or_none(reply: str) -> None:
+    memory, issues = parse_update(reply)
+    assert memory is None or (memory and memory == memory.strip())
+    query, recall_issues = parse_recall(reply)
+    assert query is None or (query and query == " ".join(query.split()) and query.lower() != "query")
+    assert all(isinstance(issue, str) for issue in (*issues, *recall_issues))
+
+
+@fuzz
+@given(reply=replies, memory=st.text(min_size=1, max_size=30))
+def test_the_overwrite_strategy_keeps_the_memory_on_an_empty_reply(reply: str, memory: str) -> None:
+    strategy = OverwriteStrategy(LoopSettings())
+    result = strategy.read_reply(0, "q?", {"memory": memory}, CHUNK, _completion(reply))
+    written = strip_thinking(reply).strip()
+    assert result.memory == (written or memory)
+    assert result.parse_issues == (() if written else ("empty reply: the previous memory is kept",))
+
+
+@fuzz
+@given(text=replies, name=st.sampled_from(["check", "update", "next", "recall", "think", "thinking"]))
+def test_the_lenient_tag_reader_accepts_any_text(text: str, name: str) -> None:
+    cleaned = tags.clean(text)
+    found = tags.find_all(cleaned, name, until=("update", "next"))
+    assert all(f.count == len(found) for f in found)
+    assert all(f.content in cleaned for f in found)
+    assert isinstance(tags.word(text), str)
+    assert tags.has_tag(cleaned, name) or not found
+    thinking, rest, closed = tags.split_thinking(cleaned)
+    assert rest in cleaned and (thinking is None or closed in (True, False))
+    assert isinstance(tags.remove_blocks(cleaned, name), str)
+
+
+# --- boxed answers ------------------------------------------------------------------------------------------------
+
+balanced = st.recursive(
+    st.text(alphabet=st.characters(blacklist_characters="{}\\"), max_size=8),
+    lambda inner: st.lists(st.one_of(inner, inner.map(lambda t: "{" + t + "}")), max_size=4).map("".join),
+    max_leaves=12,
+)
+
+
+@fuzz
+@given(text=st.lists(st.one_of(st.sampled_from(["\\boxed{", "\\fbox{", "\\boxed ", "{", "}", "$", "\n", "\\"]),
+                               st.text(max_size=6)), max_size=30).map("".join))
+def test_the_boxed_extractor_takes_any_text_and_returns_a_balanced_box_or_none(text: str) -> None:
+    boxed = last_boxed_only_string(text)
+    if boxed is not None:
+        assert boxed.startswith(("\\boxed", "\\fbox")) and boxed in text
+        if not boxed.startswith("\\boxed "):
+            assert boxed.count("{") == boxed.count("}") and boxed.endswith("}")
+    answer, found = final_answer(text)
+    assert isinstance(answer, str) and found in (True, False)
+    assert final_answer(text, style="therefore")[0] is not None
+    assert extract_therefore(text) is None or isinstance(extract_therefore(text), str)
+    assert strict_match(text, ["x", "\\frac{1}{2}"]) in (True, False)
+
+
+@fuzz
+@given(before=replies, content=balanced, after=st.text(alphabet=st.characters(blacklist_characters="\\"),
+                                                       max_size=20))
+def test_the_last_box_is_found_whole_with_nested_braces(before: str, content: str, after: str) -> None:
+    reply = f"{before}</think> so \\boxed{{{content}}}{after}"
+    assert extract_boxed(reply) == content.strip()
+    assert final_answer(reply) == (content.strip(), True)
+
+
+@fuzz
+@given(content=balanced, cut=st.integers(min_value=1, max_value=40))
+def test_an_unbalanced_box_is_no_box(content: str, cut: int) -> None:
+    opened = f"The answer: \\boxed{{{content}"  # the closing brace never comes
+    assert last_boxed_only_string(opened) is None
+    answer, found = final_answer(opened)
+    assert not found and answer == opened.strip()
+    shortened = f"\\boxed{{{{{content}}}"[: cut + 7]
+    assert last_boxed_only_string(shortened) in (None, shortened)
