@@ -43,8 +43,8 @@ from memread.trace_records import (  # re-exported: memread.trace is the one pla
 )
 
 __all__ = [
-    "FORMAT_VERSION", "ResumePoint", "Trace", "TraceWriter", "check_resume", "chunk_record", "default_trace_path",
-    "event_to_record", "new_run_id", "parse_lines", "read_trace", "record_to_event", "text_hash", "verify_chunks",
+    "FORMAT_VERSION", "ResumePoint", "Trace", "TraceWriter", "check_resume", "check_writable", "chunk_record",
+    "default_trace_path", "event_to_record", "new_run_id", "parse_lines", "read_trace", "record_to_event", "text_hash", "verify_chunks",
 ]
 
 def new_run_id() -> str:
@@ -74,6 +74,34 @@ def _write_error(path: Path | None, error: OSError, *, saved: str | None = None)
     else:
         hint = "pass --trace PATH to a writable place, or run with --no-trace"
     return TraceError(f"cannot write the trace {path}: {error.strerror or error}", hint=hint)
+
+
+def check_writable(path: Path | None, *, run_id: str | None = None) -> None:
+    """Fail fast, before a model is loaded, when the trace could not be written: ``run_id`` given means
+    resuming ``path`` (it must open for appending), else a new trace at ``path`` (None: the traces folder).
+    Raises the same TraceError the writer would; a folder that does not exist yet is created by the writer."""
+    if run_id is not None and path is not None:
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+        except OSError as error:
+            raise _write_error(path, error, saved=run_id) from error
+        return
+    if path is not None and path.exists():
+        raise TraceError(f"the trace {path} already exists",
+                         hint="pass --resume to continue it, or another --trace PATH")
+    if path is None:
+        from memread import paths
+
+        folder = paths.traces_dir()
+    else:
+        folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if os.access(folder, os.W_OK):
+        return
+    read_only = hasattr(os, "statvfs") and bool(os.statvfs(folder).f_flag & getattr(os, "ST_RDONLY", 1))
+    code = errno.EROFS if read_only else errno.EACCES
+    raise _write_error(path or folder, OSError(code, os.strerror(code)))
 
 
 class TraceWriter:

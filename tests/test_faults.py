@@ -47,6 +47,19 @@ SMALL = ["--chunk-tokens", "200", "--memory-tokens", "32", "--final-tokens", "24
          "--threads", "1"]
 
 
+@pytest.fixture()
+def short_report(tmp_path: Path) -> Path:
+    """The first half of the sample report: five chunks of 100 tokens, a few seconds of SmolLM2."""
+    text = SAMPLE.read_text()
+    path = tmp_path / "report.md"
+    path.write_text(text[: text.index("\n\n", 1800)])
+    return path
+
+
+SHORT = ["--chunk-tokens", "100", "--memory-tokens", "24", "--final-tokens", "16", "--temperature", "0",
+         "--threads", "1"]
+
+
 def one_error(err: str) -> str:
     """The error line, after checking the shape every error has: one line, a blank line, a hint."""
     assert "Traceback" not in err, err
@@ -162,7 +175,7 @@ def test_enospc_from_the_kernel_mid_run_keeps_every_completed_step(tmp_path: Pat
 
 @pytest.mark.model
 def test_a_llama_cpp_failure_mid_run_exits_4_and_the_run_resumes(
-        smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        smollm2_path: Path, tmp_path: Path, short_report: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import llama_cpp
 
     real_generate = llama_cpp.Llama.generate
@@ -176,7 +189,7 @@ def test_a_llama_cpp_failure_mid_run_exits_4_and_the_run_resumes(
 
     trace = tmp_path / "run.jsonl"
     monkeypatch.setattr(llama_cpp.Llama, "generate", failing_generate)
-    code, out, err = run_memread("ask", str(SAMPLE), QUESTION, "--model", str(smollm2_path), *SMALL,
+    code, out, err = run_memread("ask", str(short_report), QUESTION, "--model", str(smollm2_path), *SHORT,
                                  "--trace", str(trace))
     monkeypatch.setattr(llama_cpp.Llama, "generate", real_generate)
     assert code == 4, err
@@ -206,15 +219,15 @@ def test_any_exception_from_an_engine_becomes_a_backend_error_with_the_run_kept(
 
 @pytest.mark.model
 def test_a_server_killed_mid_run_exits_4_and_the_run_resumes_when_it_is_back(
-        smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        smollm2_path: Path, tmp_path: Path, short_report: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     port = http_servers.free_port()
     monkeypatch.setattr(http_servers, "free_port", lambda: port)  # the restarted server takes the same port
     server = LlamaServer(smollm2_path, tmp_path / "server-1.log")
     trace = tmp_path / "run.jsonl"
-    env = {**os.environ, "MEMREAD_NO_PROGRESS": "1"}
-    run = subprocess.Popen([sys.executable, "-m", "memread", "ask", str(SAMPLE), QUESTION, "--backend", "openai",
-                            "--base-url", server.url, "--chunk-tokens", "120", "--memory-tokens", "32",
-                            "--final-tokens", "24", "--temperature", "0", "--trace", str(trace)],
+    env, log = no_network_env(tmp_path)  # the chosen endpoint is on loopback: nothing else may be contacted
+    run = subprocess.Popen([sys.executable, "-m", "memread", "ask", str(short_report), QUESTION, "--backend",
+                            "openai", "--base-url", server.url, "--chunk-tokens", "100", "--memory-tokens", "24",
+                            "--final-tokens", "16", "--temperature", "0", "--trace", str(trace)],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 300
@@ -234,6 +247,7 @@ def test_a_server_killed_mid_run_exits_4_and_the_run_resumes_when_it_is_back(
     assert "memread resume" in err
     done_before = chunks_in(trace)
     assert done_before >= 1 and read_trace(trace).status() == "failed"
+    assert not log.exists(), log.read_text()
 
     server = LlamaServer(smollm2_path, tmp_path / "server-2.log")
     try:
@@ -277,15 +291,23 @@ sys.addaudithook(_hook)
 '''
 
 
-@pytest.mark.model
-def test_a_real_run_uses_no_network_and_writes_private_files(smollm2_path: Path, tmp_path: Path) -> None:
+def no_network_env(tmp_path: Path, **extra: str) -> tuple[dict[str, str], Path]:
+    """An environment whose Python processes refuse (and log) every connection or name lookup that is not
+    loopback, through an audit hook installed by a sitecustomize module."""
     hooks = tmp_path / "hooks"
-    hooks.mkdir()
+    hooks.mkdir(exist_ok=True)
     (hooks / "sitecustomize.py").write_text(_NO_NETWORK)
     log = tmp_path / "network.log"
-    home = tmp_path / "home"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hooks), os.environ.get("PYTHONPATH", "")]),
-           "MEMREAD_TEST_NET_LOG": str(log), "MEMREAD_HOME": str(home), "MEMREAD_NO_PROGRESS": "1"}
+           "MEMREAD_TEST_NET_LOG": str(log), "MEMREAD_NO_PROGRESS": "1", **extra}
+    return env, log
+
+
+@pytest.mark.model
+def test_a_real_run_uses_no_network_and_writes_private_files(smollm2_path: Path, tmp_path: Path,
+                                                             short_report: Path) -> None:
+    home = tmp_path / "home"
+    env, log = no_network_env(tmp_path, MEMREAD_HOME=str(home))
 
     # The guard works: a connection to a public address is refused and logged.
     probe = subprocess.run([sys.executable, "-c", "import socket; socket.create_connection(('192.0.2.1', 80), 1)"],
@@ -295,8 +317,8 @@ def test_a_real_run_uses_no_network_and_writes_private_files(smollm2_path: Path,
     log.unlink()
 
     # memread ask with the registry model (already in the cache), then its replay export.
-    run = subprocess.run([sys.executable, "-m", "memread", "ask", str(SAMPLE), QUESTION, "--model", "smollm2-135m",
-                          *SMALL, "--json"], env=env, capture_output=True, text=True, timeout=600)
+    run = subprocess.run([sys.executable, "-m", "memread", "ask", str(short_report), QUESTION, "--model",
+                          "smollm2-135m", *SHORT, "--json"], env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     assert not log.exists(), log.read_text()  # not one connection or name lookup off this machine
     result = json.loads(run.stdout)

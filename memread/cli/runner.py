@@ -144,13 +144,17 @@ def run_ask(request: AskRequest, env: Environment | None = None) -> None:
     from memread.cli.progress import progress_sink
     from memread.loop import LoopSettings
     from memread.report import RunReport
-    from memread.trace import TraceWriter, check_resume, read_trace
+    from memread.trace import TraceWriter, check_resume, check_writable, read_trace
 
     env = env or current()
     _validate(request)
     trace_obj = read_trace(_find_resume_trace(request)) if request.resume else None
 
-    # The document is opened (and its first bytes checked) before the model loads: bad input fails fast.
+    # The document is opened (and its first bytes checked) and the trace's place checked before the model
+    # loads: bad input or a read-only trace folder fails fast.
+    if not request.no_trace:
+        check_writable(trace_obj.path if trace_obj else request.trace,
+                       run_id=trace_obj.run_id if trace_obj else None)
     stdin = env.stdin_binary() if request.source == "-" else None
     document = open_source(request.source, stdin=stdin, password=request.password)
     settings = LoopSettings(**request.settings)
