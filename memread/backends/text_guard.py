@@ -100,6 +100,8 @@ class GuardedBackend:
         self._tokenizer = GuardedTokenizer(inner.tokenizer)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "inner" or name.startswith("__"):  # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
     @property
