@@ -36,7 +36,7 @@ _DROPPED_TAGS = {
 _DROPPED_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu", "menubar", "dialog"}
 # Whole words of class/id names that mark page furniture rather than content.
 _BOILERPLATE_WORDS = {
-    "nav", "navbar", "navigation", "menu", "sidebar", "breadcrumb", "breadcrumbs", "cookie", "cookies",
+    "menu", "sidebar", "toc", "breadcrumb", "breadcrumbs", "cookie", "cookies",
     "consent", "gdpr", "banner", "advert", "advertisement", "ads", "ad", "sponsored", "share", "sharing",
     "social", "newsletter", "subscribe", "popup", "modal", "skip", "toolbar", "masthead", "pagination",
 }  # fmt: skip
@@ -86,9 +86,13 @@ def open_html(source: Source, document: Document) -> Iterator[Segment]:
 
 def page_blocks(markup: bytes | str) -> tuple[str | None, list[Block]]:
     """The page's title and its readable blocks, boilerplate removed."""
+    import warnings
+
     from bs4 import BeautifulSoup
 
-    soup = BeautifulSoup(markup, _parser())
+    with warnings.catch_warnings():  # XHTML (an <?xml?> prolog) read as HTML is what we want; do not say so
+        warnings.simplefilter("ignore")
+        soup = BeautifulSoup(markup, _parser())
     title = _text(soup.title.get_text()) if soup.title else None
     for tag in soup.find_all(_is_boilerplate):
         if not tag.decomposed:
@@ -130,7 +134,8 @@ def _is_boilerplate(tag: Any) -> bool:
         return False
     classes = attrs.get("class") or []
     words = set(_WORD.findall(" ".join([*classes, str(attrs.get("id", ""))]).lower()))
-    return bool(words & _BOILERPLATE_WORDS)
+    # "nav", "navbar", "navheader" (DocBook), "navigation"...: navigation, whatever the site calls it
+    return bool(words & _BOILERPLATE_WORDS) or any(word.startswith("nav") for word in words)
 
 
 class _Walker:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import warnings
 from pathlib import Path
 from types import ModuleType
 
@@ -135,3 +136,22 @@ def test_a_page_with_nothing_readable_is_empty_input(tmp_path: Path) -> None:
     page.write_text("<html><head><script>boot()</script></head><body><nav>Menu</nav><div id=root></div></body></html>")
     with pytest.raises(InputError, match="is empty"):
         open_document(str(page))
+
+
+def test_an_xhtml_manual_page_loses_its_navigation_and_table_of_contents_quietly(tmp_path: Path) -> None:
+    page = tmp_path / "ch07.html"
+    page.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Chapter 7. '
+        'Tips</title></head><body><div class="navheader"><table><tr><th>Chapter 7. Tips</th></tr><tr><td>'
+        '<a href="ch06.html">Prev</a></td></tr></table></div><div class="chapter"><h2>Chapter 7. Tips</h2>'
+        '<div class="toc"><p><b>Table of Contents</b></p><dl><dt>7.1. debdiff</dt></dl></div>'
+        "<h3>7.1. debdiff</h3><p>Compare two source packages with debdiff.</p></div>"
+        '<div class="navfooter"><a href="ch08.html">Next</a></div></body></html>'
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # BeautifulSoup's "XML parsed as HTML" warning is not the user's business
+        segments = list(open_document(str(page)).segments())
+    assert [(s.text, s.provenance.chapter) for s in segments] == [
+        ("Chapter 7. Tips", "Chapter 7. Tips"),
+        ("\n\n7.1. debdiff\n\nCompare two source packages with debdiff.", "Chapter 7. Tips > 7.1. debdiff"),
+    ]
