@@ -386,3 +386,20 @@ def read_or_refuse(path: Path, *, password: str | None = None, seconds: float = 
         except InputError:
             return "refused"
     return "read"
+
+
+def fuzz_seeds(folder: Path) -> dict[str, bytes]:
+    """Small valid documents for fuzzing, by file name: PDFs (page labels; a broken font map; empty-password
+    AES encryption), an EPUB and a gzipped log."""
+    labelled = build_pdf(folder / "labelled.pdf", ["Preface text.", "Chapter one: the harbour.", "More."],
+                         labels=[(0, "r", 1), (1, "D", 1)])
+    encrypted = encrypt_pdf(labelled, folder / "encrypted.pdf", user_password="")
+    fonts = raw_pdf(folder / "fonts.pdf", [("A plain page", "plain"), ("A broken font map", "private")])
+    book = build_epub(folder / "book.epub", [
+        Chapter("One", "<h1>One</h1><p>The pier closed for <b>12</b> days.</p>"),
+        Chapter("Two", "<h1>Two</h1><p>Boats: 312.</p><pre>a  b\n c</pre>"),
+    ])
+    log = folder / "server.log"
+    log.write_text("".join(log_lines(400)))
+    packed = compress(log, "gz")
+    return {path.name: path.read_bytes() for path in (labelled, fonts, encrypted, book, packed)}

@@ -15,17 +15,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from docbuilders import (
-    Chapter,
-    build_epub,
-    build_pdf,
-    compress,
-    encrypt_pdf,
-    log_lines,
-    mutations,
-    raw_pdf,
-    read_or_refuse,
-)
+from docbuilders import fuzz_seeds, mutations, read_or_refuse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,19 +27,7 @@ SEED_NAMES = ("labelled.pdf", "fonts.pdf", "encrypted.pdf", "book.epub", "server
 @cache
 def seeds() -> dict[str, bytes]:
     """The valid documents that get damaged, built once per session."""
-    folder = Path(tempfile.mkdtemp(prefix="memread-fuzz-seeds-"))
-    labelled = build_pdf(folder / "labelled.pdf", ["Preface text.", "Chapter one: the harbour.", "More."],
-                         labels=[(0, "r", 1), (1, "D", 1)])
-    encrypted = encrypt_pdf(labelled, folder / "encrypted.pdf", user_password="")
-    fonts = raw_pdf(folder / "fonts.pdf", [("A plain page", "plain"), ("A broken font map", "private")])
-    book = build_epub(folder / "book.epub", [
-        Chapter("One", "<h1>One</h1><p>The pier closed for <b>12</b> days.</p>"),
-        Chapter("Two", "<h1>Two</h1><p>Boats: 312.</p><pre>a  b\n c</pre>"),
-    ])
-    log = folder / "server.log"
-    log.write_text("".join(log_lines(400)))
-    packed = compress(log, "gz")
-    return {path.name: path.read_bytes() for path in (labelled, fonts, encrypted, book, packed)}
+    return fuzz_seeds(Path(tempfile.mkdtemp(prefix="memread-fuzz-seeds-")))
 
 
 @pytest.mark.parametrize("seed_name", SEED_NAMES)

@@ -7,6 +7,8 @@ These helpers only find text; what a missing or odd tag *means* is each strategy
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _FENCE = re.compile(r"```[\w+-]*")
@@ -37,25 +39,37 @@ class Found:
 
 def find_all(text: str, name: str, *, until: tuple[str, ...] = ()) -> list[Found]:
     """Every ``<name>…</name>`` in ``text`` (case-insensitive, DOTALL). An open tag without its close tag
-    runs to the first open tag named in ``until`` (or to the end of the text)."""
+    runs to the first open tag named in ``until`` (or to the end of the text).
+
+    Linear in the length of the reply: every tag is found once, then looked up by position (a degenerate
+    reply repeating ``<update>`` thousands of times must not cost seconds).
+    """
+    opens = list(re.finditer(open_tag(name), text, re.IGNORECASE))
+    if not opens:
+        return []
+    close_starts, closes = _starts(re.finditer(close_tag(name), text, re.IGNORECASE))
+    stops = sorted(m.start() for n in (*until, name) for m in re.finditer(open_tag(n), text, re.IGNORECASE))
+    open_starts = [m.start() for m in opens]
     results: list[Found] = []
-    opener = re.compile(open_tag(name), re.IGNORECASE)
-    closer = re.compile(close_tag(name), re.IGNORECASE)
-    stoppers = [re.compile(open_tag(n), re.IGNORECASE) for n in (*until, name)]
     pos = 0
-    while True:
-        start = opener.search(text, pos)
-        if start is None:
-            break
-        end = closer.search(text, start.end())
-        nxt = min((m.start() for m in (s.search(text, start.end()) for s in stoppers) if m), default=len(text))
+    while (index := bisect_left(open_starts, pos)) < len(opens):
+        start = opens[index]
+        at = bisect_left(close_starts, start.end())
+        end = closes[at] if at < len(closes) else None
+        following = bisect_left(stops, start.end())
+        nxt = stops[following] if following < len(stops) else len(text)
         if end is not None and end.start() <= nxt:
             results.append(Found(text[start.end():end.start()], True, 0))
             pos = end.end()
         else:
             results.append(Found(text[start.end():nxt], False, 0))
-            pos = nxt
+            pos = max(nxt, start.end())
     return [Found(f.content, f.closed, len(results)) for f in results]
+
+
+def _starts(matches: Iterator[re.Match[str]]) -> tuple[list[int], list[re.Match[str]]]:
+    found = list(matches)
+    return [m.start() for m in found], found
 
 
 def first(text: str, name: str, *, until: tuple[str, ...] = ()) -> Found | None:
@@ -75,8 +89,22 @@ def has_tag(text: str, name: str) -> bool:
 
 def remove_blocks(text: str, name: str) -> str:
     """``text`` without any ``<name>…</name>`` block (DOTALL); an unclosed block runs to the end."""
-    text = re.sub(rf"{open_tag(name)}.*?{close_tag(name)}", "", text, flags=re.IGNORECASE | re.DOTALL)
-    return re.sub(rf"{open_tag(name)}.*\Z", "", text, flags=re.IGNORECASE | re.DOTALL)
+    opens = list(re.finditer(open_tag(name), text, re.IGNORECASE))
+    if not opens:
+        return text
+    close_starts, closes = _starts(re.finditer(close_tag(name), text, re.IGNORECASE))
+    open_starts = [m.start() for m in opens]
+    kept: list[str] = []
+    pos = 0
+    while (index := bisect_left(open_starts, pos)) < len(opens):
+        start = opens[index]
+        kept.append(text[pos:start.start()])
+        at = bisect_left(close_starts, start.end())
+        if at == len(closes):
+            return "".join(kept)  # unclosed: the block runs to the end
+        pos = closes[at].end()
+    kept.append(text[pos:])
+    return "".join(kept)
 
 
 def word(content: str) -> str:
