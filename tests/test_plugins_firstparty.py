@@ -63,7 +63,8 @@ def plugin_site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
             if os.environ.get("CI"):
                 pytest.fail(reason)
             pytest.skip(reason)
-        shutil.rmtree(site, ignore_errors=True)
+        for old in folder.iterdir():  # installs of earlier versions of the plugins' source
+            shutil.rmtree(old, ignore_errors=True)
         shutil.copytree(building, site)
     (site / ".installed").write_text("\n".join(FIRST_PARTY) + "\n")
     return site
