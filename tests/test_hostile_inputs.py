@@ -499,3 +499,24 @@ def test_ask_reads_the_readable_page_of_a_garbled_pdf_and_warns(tmp_path: Path, 
     assert prompts and READABLE in prompts[0]
     assert not any("\ue000" <= char <= "\uf8ff" for prompt in prompts for char in prompt)
     assert any(r["type"] == "warned" and "unreadable text layer" in r["message"] for r in records)
+
+
+@pytest.mark.model
+def test_ask_stops_at_damage_found_mid_stream_and_keeps_the_run(tmp_path: Path, smollm2_path: Path) -> None:
+    """A gzipped log piped in, cut off: the chunks before the cut are read by the model and recorded, then
+    memread stops with exit 3 and says how to resume."""
+    import gzip
+
+    packed = gzip.compress("".join(log_lines(12)).encode())
+    trace = tmp_path / "run.jsonl"
+    result = memread("ask", "-", "Which worker logged an error?", "--model", str(smollm2_path),
+                     "--chunk-tokens", "100", "--memory-tokens", "24", "--final-tokens", "16", "--temperature", "0",
+                     "--threads", "1", "--trace", str(trace), "--quiet", stdin=packed[: int(len(packed) * 0.8)],
+                     timeout=180)
+    assert "Traceback" not in result.stderr
+    assert result.status == INPUT, result.stderr
+    assert_one_line_error(result.stderr, "standard input: the gzip data is truncated or corrupt", "gzip -t")
+    assert "memread resume" in result.stderr.rstrip().split("\n")[-1]
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert records[0]["type"] == "header"
+    assert any(r["type"] == "step_finished" for r in records), "the chunks before the cut were read"
