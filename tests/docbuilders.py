@@ -403,3 +403,21 @@ def fuzz_seeds(folder: Path) -> dict[str, bytes]:
     log.write_text("".join(log_lines(400)))
     packed = compress(log, "gz")
     return {path.name: path.read_bytes() for path in (labelled, fonts, encrypted, book, packed)}
+
+
+def replaced_member(source: Path, target: Path, member_suffix: str, content: bytes) -> Path:
+    """A copy of the zip ``source`` whose member ending in ``member_suffix`` holds ``content`` instead."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
+        for info in old.infolist():
+            copy = zipfile.ZipInfo(info.filename, info.date_time)
+            copy.compress_type = info.compress_type
+            data = content if info.filename.endswith(member_suffix) else old.read(info.filename)
+            new.writestr(copy, data)
+    return target
+
+
+def billion_laughs(paragraph: str) -> bytes:
+    """An XHTML page whose ``&lol9;`` entity would expand to a billion "lol"s if a parser resolved it."""
+    entities = "".join(f'<!ENTITY lol{i} "{(f"&lol{i - 1};" if i > 1 else "&lol;") * 10}">\n' for i in range(1, 10))
+    return (f'<?xml version="1.0"?>\n<!DOCTYPE html [\n<!ENTITY lol "lol">\n{entities}]>\n'
+            f'<html xmlns="http://www.w3.org/1999/xhtml"><body><p>{paragraph}</p></body></html>').encode()

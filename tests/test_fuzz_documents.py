@@ -19,7 +19,7 @@ from docbuilders import fuzz_seeds, mutations, read_or_refuse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-EXAMPLES = 60  # per seed document: 5 seeds, 300 damaged documents per CI run
+EXAMPLES = 50  # per seed document: 5 seeds, 250 damaged documents per CI run
 
 SEED_NAMES = ("labelled.pdf", "fonts.pdf", "encrypted.pdf", "book.epub", "server.log.gz")
 

@@ -25,6 +25,7 @@ import pytest
 from docbuilders import (
     SCANNED,
     Chapter,
+    billion_laughs,
     build_epub,
     build_pdf,
     build_tree,
@@ -36,6 +37,7 @@ from docbuilders import (
     gzip_bomb,
     log_lines,
     raw_pdf,
+    replaced_member,
     truncated_copy,
     with_member,
     without_member,
@@ -239,6 +241,11 @@ def epub_with_a_damaged_chapter(folder: Path) -> Invocation:
     return Invocation(str(damaged_member(_epub(folder), folder / "damaged.epub", "ch1.xhtml")))
 
 
+def epub_entity_bomb(folder: Path) -> Invocation:
+    page = billion_laughs("Before &lol9; after")
+    return Invocation(str(replaced_member(_epub(folder), folder / "laughs.epub", "ch1.xhtml", page)))
+
+
 def epub_bomb(folder: Path) -> Invocation:
     return Invocation(str(with_member(_epub(folder), folder / "bomb.epub", "EPUB/zeros.bin", bytes(48 << 20))))
 
@@ -371,6 +378,9 @@ CASES = [
     Case("EPUB with a damaged chapter", epub_with_a_damaged_chapter, 0, "damaged chapter",
          characters=len("The Harbour\n\n312 boats were registered in 1910.\n\n"
                         "Epilogue\n\nThe harbour master retired in 1931.")),
+    Case("EPUB chapter with a billion-laughs entity bomb", epub_entity_bomb, 0,
+         characters=len("The Harbour\n\n312 boats were registered in 1910.\n\nBefore &lol9; after\n\n"
+                        "Epilogue\n\nThe harbour master retired in 1931.")),
     Case("EPUB zip bomb (48 MiB of zeros)", epub_bomb, INPUT, "decompression bomb", "MEMREAD_MAX_EXPANSION"),
     # folders and paths
     Case("folder with symlink loops, a FIFO, /dev/zero and junk", hostile_folder, 0,
@@ -413,10 +423,13 @@ def check(case: Case, result: Result) -> None:
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future[Result]]]:
-    """Every row's build and run, started at once on a few threads (each run is its own process), so the
-    catalogue costs about its slowest rows rather than their sum."""
+def outcomes(request: pytest.FixtureRequest,
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future[Result]]]:
+    """Every selected row's build and run, started at once on a few threads (each run is its own process),
+    so the catalogue costs about its slowest rows rather than their sum."""
     home = {"MEMREAD_HOME": str(tmp_path_factory.mktemp("memread-home"))}
+    selected = {item.callspec.params["case"].id for item in request.session.items
+                if getattr(item, "originalname", "") == "test_a_hostile_input_gets_its_documented_outcome"}
 
     def run(case: Case, folder: Path) -> Result:
         invocation = case.build(folder)
@@ -425,7 +438,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Fut
 
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         yield {case.id: pool.submit(run, case, tmp_path_factory.mktemp("hostile"))
-               for case in CASES if not case.skip_reason}
+               for case in CASES if case.id in selected and not case.skip_reason}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
