@@ -172,7 +172,8 @@ def raw_pdf(path: Path, pages: Sequence[tuple[str, str]]) -> Path:
     """A hand-written PDF, one page per ``(text, font)``: font ``"plain"`` is Helvetica (a normal text layer),
     ``"private"`` maps every character to the private-use area (what a font without a real Unicode map
     extracts as: a garbage text layer), ``"shifted"`` maps letters one code point down (garbage that still
-    reads as letters). Text must be printable ASCII without parentheses or backslashes."""
+    reads as letters), ``"inflating"`` is plain text in a deflated content stream that inflates to 80 MiB.
+    Text must be printable ASCII without parentheses or backslashes."""
     cmaps = {"private": b"<E020>", "shifted": b"<001F>"}
     objects: list[bytes] = [b"", b""]  # catalog and page tree, filled in last
     fonts = {"plain": len(objects) + 1}
@@ -188,8 +189,15 @@ def raw_pdf(path: Path, pages: Sequence[tuple[str, str]]) -> Path:
     resources = b"<< /Font << " + b" ".join(b"/%s %d 0 R" % (n.encode(), i) for n, i in fonts.items()) + b" >> >>"
     kids = []
     for text, font in pages:
-        content = b"BT /%s 12 Tf 72 700 Td (%s) Tj ET" % (font.encode(), text.encode("ascii"))
-        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
+        content = b"BT /%s 12 Tf 72 700 Td (%s) Tj ET" % (b"plain" if font == "inflating" else font.encode(),
+                                                       text.encode("ascii"))
+        if font == "inflating":  # a content stream bomb: 80 MiB of spaces behind the text, deflated to 80 KB
+            import zlib
+
+            packed = zlib.compress(content + b" " * (80 << 20), 9)
+            objects.append(b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(packed), packed))
+        else:
+            objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
         objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources %s /Contents %d 0 R >>"
                        % (resources, len(objects)))
         kids.append(len(objects))

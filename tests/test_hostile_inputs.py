@@ -185,6 +185,10 @@ def garbage_everywhere(folder: Path) -> Invocation:
     return Invocation(str(raw_pdf(folder / "garbled.pdf", pages)))
 
 
+def content_stream_bomb(folder: Path) -> Invocation:
+    return Invocation(str(raw_pdf(folder / "inflating.pdf", [(READABLE, "plain"), ("Hidden by bulk", "inflating")])))
+
+
 def shifted_text_layer(folder: Path) -> Invocation:
     return Invocation(str(raw_pdf(folder / "shifted.pdf", [("Caesar would read this", "shifted")])))
 
@@ -335,6 +339,8 @@ CASES = [
          characters=len(READABLE)),
     Case("PDF whose text layer is garbage everywhere", garbage_everywhere, INPUT, "no page has readable text",
          "ocrmypdf --force-ocr"),
+    Case("PDF page whose content stream inflates to 80 MiB", content_stream_bomb, 0, "could not be read",
+         characters=len(READABLE)),
     Case("PDF whose text layer maps to the wrong letters (not detectable)", shifted_text_layer, 0,
          characters=len("Caesar would read this") - 3),  # its spaces map to control characters, dropped
     # text
