@@ -276,3 +276,21 @@ def test_the_smoke_preset_runs_smollm2_end_to_end_and_a_second_run_only_redoes_w
     again = _lines(smoke_out / "results.jsonl")
     assert sorted(r["key"] for r in again) == sorted(r["key"] for r in records)
     assert again[-1]["key"] == "niah-single/1200/0/bm25"
+
+    # The tables and the plot can be written again from the results alone, without a model.
+    (smoke_out / "summary.md").unlink()
+    status, out, err = run_memread("bench", "--report", "--out", str(smoke_out))
+    assert status == 0, err
+    assert (smoke_out / "summary.md").read_text(encoding="utf-8").strip() == out.strip()
+
+
+def test_bench_without_a_task_or_lengths_says_what_to_pass(tmp_path: Path) -> None:
+    status, _out, err = run_memread("bench", "--out", str(tmp_path))
+    assert status == 2 and "error: no benchmark task given" in err and "hint: " in err
+    status, _out, err = run_memread("bench", "hqa", "--out", str(tmp_path))
+    assert status == 2 and "no --lengths given" in err
+    status, _out, err = run_memread("bench", "hqa", "--lengths", "50", "--methods", "magic", "--out", str(tmp_path))
+    assert status == 2 and "unknown method 'magic'" in err
+    status, _out, err = run_memread("bench", "--report", "--out", str(tmp_path / "empty"))
+    assert status == 2 and "there are no results" in err
+
