@@ -55,6 +55,7 @@ def tokenizer() -> TiktokenTokenizer:
 # --- the samples --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.network
 def test_a_ruler_hotpotqa_sample_hides_its_question_s_paragraphs_among_n_numbered_documents(
         bench_data: Path, tokenizer: TiktokenTokenizer) -> None:
     first = build_sample("hqa", 50, 0, 42, tokenizer)
@@ -77,6 +78,7 @@ def test_a_ruler_hotpotqa_sample_hides_its_question_s_paragraphs_among_n_numbere
         build_sample("hqa", 5, 0, 42, tokenizer)
 
 
+@pytest.mark.network
 def test_the_evidence_early_variant_puts_every_gold_paragraph_in_the_first_fifth(
         bench_data: Path, tokenizer: TiktokenTokenizer) -> None:
     for index in range(4):
@@ -87,6 +89,7 @@ def test_the_evidence_early_variant_puts_every_gold_paragraph_in_the_first_fifth
         assert needle.meta["last_evidence_at"] <= 0.22
 
 
+@pytest.mark.network
 def test_niah_vt_and_squad_samples_fill_the_asked_token_length_and_hold_their_answers(
         bench_data: Path, tokenizer: TiktokenTokenizer) -> None:
     for task in ("niah-single", "niah-multikey", "niah-multivalue", "niah-multiquery", "vt", "squad"):
@@ -157,6 +160,7 @@ def _oracle(fail_on: str | None = None) -> Any:
     return reply
 
 
+@pytest.mark.network
 def test_a_sweep_interleaves_methods_scores_failures_as_zero_and_marks_full_context_n_a(
         bench_data: Path, tokenizer: TiktokenTokenizer, tmp_path: Path) -> None:
     # "passages retrieved" appears only in BM25-RAG prompts: that baseline fails, the others answer.
@@ -191,6 +195,7 @@ def test_a_results_folder_refuses_to_mix_runs_of_different_settings(tmp_path: Pa
     assert caught.value.hint and "--out" in caught.value.hint
 
 
+@pytest.mark.network
 def test_bm25_rag_retrieves_the_passage_with_the_needle(bench_data: Path, tokenizer: TiktokenTokenizer) -> None:
     sample = build_sample("niah-single", 8192, 3, 42, tokenizer)
     backend = FakeBackend([], tokenizer=tokenizer)
@@ -242,6 +247,8 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
+@pytest.mark.model
+@pytest.mark.network
 def test_the_smoke_preset_runs_smollm2_end_to_end_and_a_second_run_only_redoes_what_is_missing(
         smoke_out: Path) -> None:
     status, out, err = run_memread("bench", "--smoke", "--out", str(smoke_out))
