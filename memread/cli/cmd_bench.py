@@ -41,7 +41,7 @@ def bench(
     smoke: bool = typer.Option(
         False, "--smoke", rich_help_panel=_RUN_HELP,
         help="A preset for CI: niah-single at 300 and 1200 tokens, 1 sample, overwrite/full/bm25 on "
-        "smollm2-135m with a 1024-token window.",
+        "smollm2-135m with a 1024-token window (replaces the tasks, lengths, methods and reading options).",
     ),
     report_only: bool = typer.Option(
         False, "--report", rich_help_panel=_RUN_HELP, help="Only rewrite the tables and plots of --out."
