@@ -42,7 +42,8 @@ def open_epub(source: Source, document: Document) -> Iterator[Segment]:
     stream = source.open_seekable()
     try:
         archive = zipfile.ZipFile(stream)
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
+    except Exception as error:  # BadZipFile, EOFError, NotImplementedError (a zip version from the future),
+        # UnicodeDecodeError (a member name flagged UTF-8 that is not)...
         stream.close()
         raise InputError(
             f"{display(source.label)}: not a readable EPUB ({printable(str(error))})", hint=CORRUPT_HINT
