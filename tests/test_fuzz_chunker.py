@@ -19,8 +19,8 @@ from memread.chunk import Chunker
 from memread.document import Provenance, Segment
 from memread.tokens import TiktokenTokenizer, Tokenizer
 
-EXAMPLES = 120
-MODEL_EXAMPLES = 30
+EXAMPLES = 400
+MODEL_EXAMPLES = 100
 
 PIECES = ["\n\n", "\n", " \n \n", ". ", "! ", "? ", "。", "！", "…", "\u2026\" ", " ", "\t", "word", "Harbour",
           "é", "e\u0301", "😀", "👩‍👩‍👧", "漢字", "ﾊﾝｶｸ", "\u200b", "\x00", "\r\n", "<|im_end|>", "A" * 300,
