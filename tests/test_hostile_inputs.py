@@ -479,10 +479,15 @@ def test_a_raised_expansion_limit_lets_a_genuine_repetitive_log_through(
 
     from memread.ingest import open_document
 
-    monkeypatch.setenv("MEMREAD_MAX_EXPANSION", "1000")
-    document = open_document(str(packed))  # opened: checked past the floor, not refused
-    first = next(iter(document.segments()))
-    assert first.text.startswith(line.decode())
+    for limit in ("1000", "0"):  # raised, or off
+        monkeypatch.setenv("MEMREAD_MAX_EXPANSION", limit)
+        document = open_document(str(packed))  # opened: checked past the floor, not refused
+        first = next(iter(document.segments()))
+        assert first.text.startswith(line.decode())
+
+    typo = memread("inspect", str(packed), env={"MEMREAD_MAX_EXPANSION": "lots"})
+    assert typo.status == 2  # a usage error, not a verdict on the file
+    assert_one_line_error(typo.stderr, "MEMREAD_MAX_EXPANSION='lots' is not a number", "0 for no limit")
 
 
 # --- the same inputs through `memread ask` ------------------------------------------------------------------

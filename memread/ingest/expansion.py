@@ -18,7 +18,7 @@ import io
 import os
 from typing import IO, Any
 
-from memread.errors import InputError
+from memread.errors import InputError, UsageError
 
 FLOOR_BYTES = 32 * 1024 * 1024
 DEFAULT_RATIO = 200
@@ -34,7 +34,7 @@ def max_ratio() -> float:
     try:
         ratio = float(value)
     except ValueError:
-        raise InputError(
+        raise UsageError(
             f"{ENV}={value!r} is not a number", hint=f"set {ENV} to a ratio such as 1000, or 0 for no limit"
         ) from None
     return max(ratio, 0.0)
