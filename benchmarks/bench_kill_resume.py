@@ -1,11 +1,14 @@
-"""kill -9 a real run at random moments, resume it, and check it ends where an uninterrupted run ends.
+"""kill -9 a real run at random points, resume it, and check it ends where an uninterrupted run ends.
 
 One uninterrupted ``memread ask`` (SmolLM2, greedy, fixed seed, one thread) gives the reference final memory
-and answer, and its timeline: when the trace file appeared and when the process ended. Then, for each trial,
-the same command is started again and sent SIGKILL at a moment drawn uniformly from that window (while the
-model loads, mid-step, mid-write, during the final answer …); ``memread resume TRACE --json`` must then reach
-the same final memory and answer, with status ok. Every third trial also kills the first resume at a random
-moment and resumes again. A kill that comes after the run already ended is not counted as tried.
+and answer, its number of steps S and its mean step time. Each trial starts the same command again and sends
+SIGKILL at a random point of the run: a step k drawn from 0..S (S = the final answer) and a random fraction
+of a step's time after the trace records step k-1 (k = 0: after the trace appears), so kills land while the
+model loads, inside a step, right after a record is written, during the answer — wherever the machine's load
+puts the timing. ``memread resume TRACE --json`` must then reach the same final memory and answer. Every third
+trial also kills the first resume at a random point and resumes again. A kill that comes after the run
+already ended is not counted as tried. ``--uniform-time`` draws moments uniformly over the reference run's
+wall time instead.
 
     python benchmarks/bench_kill_resume.py                 # 24 kill points, seed 7
     python benchmarks/bench_kill_resume.py --points 40 --seed 1 --chunk-tokens 80
@@ -51,12 +54,32 @@ def final(result: dict[str, Any]) -> tuple[str, str]:
     return lane["memory"], lane["answer"]
 
 
-def kill_at(process: subprocess.Popen[str], at: float, started: float) -> bool:
-    """SIGKILL ``process`` ``at`` seconds after ``started``; False when it had already exited."""
-    while time.monotonic() - started < at:
-        if process.poll() is not None:
+def kill_when(process: subprocess.Popen[str], trace: Path, *, after_steps: int | None, delay: float) -> bool:
+    """SIGKILL ``process`` ``delay`` seconds after ``trace`` holds ``after_steps`` more finished steps than
+    when this was called (None: ``delay`` seconds after the trace exists). False when it had already exited."""
+    baseline = finished_steps(trace)
+    while process.poll() is None:
+        if after_steps is None and trace.exists():
             break
-        time.sleep(0.005)
+        if after_steps is not None and finished_steps(trace) >= baseline + after_steps:
+            break
+        time.sleep(0.002)
+    until = time.monotonic() + delay
+    while process.poll() is None and time.monotonic() < until:
+        time.sleep(0.002)
+    if process.poll() is not None:
+        process.communicate()
+        return False
+    process.send_signal(signal.SIGKILL)
+    process.communicate()
+    return True
+
+
+def kill_at(process: subprocess.Popen[str], at: float) -> bool:
+    """SIGKILL ``process`` ``at`` seconds after now (--uniform-time); False when it had already exited."""
+    started = time.monotonic()
+    while time.monotonic() - started < at and process.poll() is None:
+        time.sleep(0.002)
     if process.poll() is not None:
         process.communicate()
         return False
@@ -80,16 +103,21 @@ def where(trace: Path) -> str:
         label = "after the answer, before the run ended"
     elif kinds and kinds[-1] == "step_started":
         label += ", mid-step"
+    elif kinds and kinds[-1] in ("header", "resumed"):
+        label += ", before the next step started"
+    elif kinds and kinds[-1] == "step_finished":
+        label += ", between steps"
     return label + (", torn last line" if torn else "")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--points", type=int, default=24, help="kills to try (default 24)")
-    parser.add_argument("--seed", type=int, default=7, help="seed of the random kill moments")
+    parser.add_argument("--seed", type=int, default=7, help="seed of the random kill points")
     parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--chunk-tokens", default="120")
     parser.add_argument("--strategy", default="overwrite")
+    parser.add_argument("--uniform-time", action="store_true", help="kill at moments uniform in wall time")
     parser.add_argument("--out", type=Path, default=RESULTS / "kill-resume.json")
     args = parser.parse_args()
 
@@ -115,20 +143,28 @@ def main() -> None:
         raise SystemExit(f"the uninterrupted run failed ({whole.returncode}):\n{err}")
     expected = final(json.loads(out))
     steps = finished_steps(reference)
-    window = (appeared or 0.0, ended)
-    print(f"reference: {steps} steps in {ended:.1f} s (trace from {window[0]:.1f} s); answer {expected[1]!r}")
+    step_seconds = (ended - (appeared or 0.0)) / (steps + 1)
+    print(f"reference: {steps} steps in {ended:.1f} s ({step_seconds:.2f} s per step); answer {expected[1]!r}")
+
+    def kill_somewhere(process: subprocess.Popen[str], trace: Path, remaining: int) -> tuple[bool, str]:
+        if args.uniform_time:
+            moment = rng.uniform(appeared or 0.0, ended)
+            return kill_at(process, moment), f"{moment:.2f} s"
+        k = rng.randint(0, remaining)
+        fraction = rng.random()
+        point = f"step {k} + {fraction:.2f}" if k else f"trace + {fraction:.2f}"
+        return kill_when(process, trace, after_steps=k or None, delay=fraction * step_seconds), point
 
     trials: list[dict[str, Any]] = []
     tried = survived = late = 0
     while tried < args.points and late < 3 * args.points:
         trace = work / f"trial-{tried + late:03d}.jsonl"
-        moment = rng.uniform(*window)
-        started = time.monotonic()
-        if not kill_at(memread(*ask, "--trace", str(trace), env=env), moment, started):
+        killed, point = kill_somewhere(memread(*ask, "--trace", str(trace), env=env), trace, steps)
+        if not killed:
             late += 1  # the run ended first: not a kill
             continue
         tried += 1
-        trial: dict[str, Any] = {"kill_at_s": round(moment, 2), "landed": where(trace), "kills": 1}
+        trial: dict[str, Any] = {"kill_point": point, "landed": where(trace), "kills": 1}
         if not trace.exists():
             # Killed before the trace existed: nothing was saved, so the user runs the command again.
             rerun = memread(*ask, "--trace", str(trace), env=env)
@@ -136,11 +172,10 @@ def main() -> None:
             trial["recovery"] = "ran again (no trace yet)"
         else:
             if tried % 3 == 0:  # kill the resume too, somewhere in what is left
-                resumed_at = time.monotonic()
-                if kill_at(memread("resume", str(trace), "--json", env=env),
-                           rng.uniform(0.0, max(0.5, ended - moment + 1.5)), resumed_at):
-                    trial["kills"] = 2
-                    trial["landed_2"] = where(trace)
+                left = max(0, steps - finished_steps(trace))
+                killed_again, point_2 = kill_somewhere(memread("resume", str(trace), "--json", env=env), trace, left)
+                if killed_again:
+                    trial.update(kills=2, kill_point_2=point_2, landed_2=where(trace))
             resume = memread("resume", str(trace), "--json", env=env)
             out, err = resume.communicate()
             trial["recovery"] = "resume"
@@ -156,25 +191,32 @@ def main() -> None:
         trial["identical"] = got == expected
         survived += got == expected
         trials.append(trial)
-        print(f"kill {tried:2d} at {moment:5.1f} s ({trial['landed']}{'; resume killed too' if trial['kills'] == 2 else ''})"
+        print(f"kill {tried:2d} at {point} ({trial['landed']}"
+              f"{'; resume killed too, ' + trial['landed_2'] if trial['kills'] == 2 else ''})"
               f": {'identical' if got == expected else 'DIFFERENT'}", flush=True)
 
-    command = "python benchmarks/bench_kill_resume.py " + " ".join(sys.argv[1:])
+    command = ("python benchmarks/bench_kill_resume.py " + " ".join(sys.argv[1:])).strip()
     print(f"survived {survived} / tried {tried}")
-    summary = {"command": command.strip(), "model": args.model, "strategy": args.strategy,
+    summary = {"command": command, "model": args.model, "strategy": args.strategy,
                "chunk_tokens": int(args.chunk_tokens), "seed": args.seed, "reference_steps": steps,
                "reference_seconds": round(ended, 1), "survived": survived, "tried": tried,
                "ended_before_kill": late, "trials": trials}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2) + "\n")
-    rows = "\n".join(f"| {i + 1} | {t['kill_at_s']} | {t['landed']}{' + resume killed: ' + t['landed_2'] if t.get('landed_2') else ''}"
-                     f" | {t['recovery']} | {'yes' if t['identical'] else '**no**'} |" for i, t in enumerate(trials))
+    rows = "\n".join(
+        f"| {i + 1} | {t['kill_point']} | {t['landed']}"
+        f"{' — resume killed at ' + t['kill_point_2'] + ': ' + t['landed_2'] if t.get('landed_2') else ''}"
+        f" | {t['recovery']} | {'yes' if t['identical'] else '**no**'} |" for i, t in enumerate(trials))
+    how = ("moments uniform over the reference run's wall time" if args.uniform_time else
+           "a random step k of 0..S and a random fraction of a step's time after the trace records step k "
+           "(step 0: after the trace appears)")
     args.out.with_suffix(".md").write_text(
-        f"# kill -9 and resume\n\n`{summary['command']}` — {args.model}, {args.strategy}, {steps} steps of "
-        f"{args.chunk_tokens} tokens, greedy, seed 11, one thread; the uninterrupted run took {ended:.1f} s.\n\n"
+        f"# kill -9 and resume\n\n`{command}` — {args.model}, {args.strategy}, S = {steps} steps of "
+        f"{args.chunk_tokens} tokens, greedy, seed 11, one thread; the uninterrupted run took {ended:.1f} s. "
+        f"Kill points: {how}.\n\n"
         f"**survived {survived} / tried {tried}** (same final memory and answer as the uninterrupted run; "
         f"{late} draw(s) fell after the run had ended and are not counted).\n\n"
-        f"| # | kill at (s) | landed | recovery | identical |\n|---|---|---|---|---|\n{rows}\n")
+        f"| # | kill point | landed | recovery | identical |\n|---|---|---|---|---|\n{rows}\n")
     print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
 
 
