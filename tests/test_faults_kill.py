@@ -56,28 +56,35 @@ def test_kill_9_at_random_moments_then_resume_reaches_the_uninterrupted_result(
     assert json.loads(out)["stats"]["chunks_read"] >= 4
     expected = final(out)
 
+    steps = reference.read_bytes().count(b'"type":"step_finished"')
+    step_seconds = (ended - (appeared or 0.0)) / (steps + 1)
+
+    # Two seeded random points: after step k of 0..S (S: during the final answer; 0: once the trace exists)
+    # plus a random fraction of a step's time, so the kills land at the same places on a busy machine.
     rng = random.Random(20261123)
     outcomes: list[dict[str, Any]] = []
     for attempt in range(6):
         if len(outcomes) == 2:
             break
-        moment = rng.uniform(appeared or 0.0, ended)
+        k, fraction = rng.randint(0, steps), rng.random()
         trace = tmp_path / f"killed-{attempt}.jsonl"
         victim = memread(*ask, "--trace", str(trace), env=env)
-        begun = time.monotonic()
-        while time.monotonic() - begun < moment and victim.poll() is None:
-            time.sleep(0.005)
+        while victim.poll() is None and not (trace.exists() and done(trace) >= k):
+            time.sleep(0.002)
+        time.sleep(fraction * step_seconds)
         if victim.poll() is not None:  # it finished first on this draw: not a kill
             victim.communicate()
             continue
         victim.send_signal(signal.SIGKILL)
         victim.communicate()
-        steps = trace.read_bytes().count(b'"type":"step_finished"') if trace.exists() else 0
-        if not trace.exists():
-            continue  # killed before anything was saved: there is nothing to resume
+        before = done(trace)
         resumed = memread("resume", str(trace), "--json", env=env)
         out, err = resumed.communicate(timeout=600)
         assert resumed.returncode == 0, err
-        outcomes.append({"at": round(moment, 2), "steps_before": steps, "same": final(out) == expected})
+        outcomes.append({"point": (k, round(fraction, 2)), "steps_before": before, "same": final(out) == expected})
     assert len(outcomes) == 2, outcomes
     assert all(o["same"] for o in outcomes), outcomes
+
+
+def done(trace: Path) -> int:
+    return trace.read_bytes().count(b'"type":"step_finished"')
