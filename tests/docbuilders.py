@@ -266,30 +266,30 @@ def damaged_member(source: Path, target: Path, member_suffix: str) -> Path:
 
 def debian_file(package: str, member: str, cache: Path) -> Path | None:
     """``member`` (a file name, e.g. ``live-manual.en.epub``) from Debian's ``package``, fetched once with
-    ``apt-get download`` into ``cache`` and kept there; None when apt-get or Debian's mirrors are unavailable."""
+    ``apt-get download`` and kept as ``cache/package/member``; None when apt-get or Debian's mirrors are
+    unavailable. Only that file is kept (not the package), and only once it is complete."""
     import shutil
     import subprocess
+    import tempfile
 
-    root = cache / package
-    found = next(root.rglob(member), None) if root.is_dir() else None
-    if found is not None:
-        return found
+    kept = cache / package / member
+    if kept.is_file():
+        return kept
     if not (shutil.which("apt-get") and shutil.which("dpkg-deb")):
         return None
-    downloads = cache / "downloads"
-    downloads.mkdir(parents=True, exist_ok=True)
-    try:
-        subprocess.run(["apt-get", "download", package], cwd=downloads, check=True, capture_output=True,
-                       timeout=180)
-        deb = next(downloads.glob(f"{package}_*.deb"))
-        unpacking = cache / f".{package}.partial"
-        shutil.rmtree(unpacking, ignore_errors=True)
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(unpacking)], check=True, capture_output=True, timeout=120)
-        unpacking.rename(root)  # complete or absent: an interrupted unpack is never taken for the package
-        deb.unlink()
-    except (subprocess.SubprocessError, OSError, StopIteration):
-        return None
-    return next(root.rglob(member), None)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=kept.parent) as tmp:
+        try:
+            subprocess.run(["apt-get", "download", package], cwd=tmp, check=True, capture_output=True, timeout=180)
+            deb = next(Path(tmp).glob(f"{package}_*.deb"))
+            subprocess.run(["dpkg-deb", "-x", str(deb), f"{tmp}/root"], check=True, capture_output=True,
+                           timeout=120)
+            found = next(Path(tmp, "root").rglob(member))
+        except (subprocess.SubprocessError, OSError, StopIteration):
+            return None
+        shutil.copyfile(found, f"{kept}.partial")
+        Path(f"{kept}.partial").rename(kept)  # complete or absent
+    return kept
 
 
 # --- fuzzing documents (tests/test_fuzz_documents.py, benchmarks/bench_fuzz.py) -----------------------------------
