@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memread.document import Chunk, Provenance, Segment, Span
 from memread.errors import BudgetError, UsageError
@@ -289,9 +289,10 @@ def _stitched(segments: Iterable[Segment]) -> Iterator[tuple[str, Provenance]]:
         if provenance.line_start is not None and not text[-1].isspace():
             tail = len(text) - _last_space(text)
             if 0 < tail <= _STITCH_CHARS and tail < len(text):
-                # The carried word sits on the segment's last line, which is where the next segment starts.
-                carry, carry_provenance = text[-tail:], provenance
-                text = text[:-tail]
+                # The carried word sits on the segment's last line, which is where the next segment starts
+                # (and the line it is reported on when it ends the source).
+                text, carry = text[:-tail], text[-tail:]
+                carry_provenance = replace(provenance, line_start=provenance.line_start + text.count("\n"))
         yield text, provenance
     if carry and carry_provenance is not None:
         yield carry, carry_provenance

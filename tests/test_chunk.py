@@ -337,3 +337,9 @@ def test_a_character_that_cannot_fit_is_a_budget_error_not_a_silent_overflow() -
 def test_empty_input_gives_no_chunks() -> None:
     assert list(Chunker(CharTokenizer(), 100).chunks([])) == []
     assert list(Chunker(CharTokenizer(), 100).chunks([Segment("", Provenance("x"))])) == []
+
+
+def test_a_file_without_a_final_newline_ends_on_its_last_line(tiktoken: TiktokenTokenizer) -> None:
+    text = "line one\nline two\nline three\nlast words here"  # the last word is carried past the segment end
+    (chunk,) = Chunker(tiktoken, 1000).chunks(one_file(text))
+    assert (chunk.spans[0].line_first, chunk.spans[0].line_last) == (1, 4)
