@@ -310,3 +310,17 @@ def test_a_command_plugin_is_listed_from_metadata_and_imported_only_when_run(
 def test_a_format_only_a_first_party_plugin_reads_names_that_plugin() -> None:
     assert registry.plugin_suggestion("reports/Q3 Board.DOCX") == "memread-docx"
     assert registry.plugin_suggestion("notes.txt") is None
+
+
+def test_a_word_file_without_the_docx_plugin_names_the_plugin_to_install(tmp_path: Path) -> None:
+    docx = pytest.importorskip("docx")
+    word = docx.Document()
+    word.add_paragraph("Mooring fees rose by 12%.")
+    word.save(str(tmp_path / "report.docx"))
+    status, out, err = run_memread("inspect", str(tmp_path / "report.docx"))  # plugins off (conftest)
+    assert status == 3 and out == ""
+    assert err.splitlines() == [
+        f"error: {tmp_path / 'report.docx'}: memread reads this format with the memread-docx plugin, which is not installed",
+        "",
+        "hint: pip install ./plugins/memread-docx (from a memread checkout); `memread plugins` lists what is installed",
+    ]

@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 from memread.document import Document, Segment
 from memread.errors import InputError
-from memread.ingest.registry import Loader, find_loader, loaders, register_loader
+from memread.ingest.registry import Loader, find_loader, loaders, plugin_suggestion, register_loader
 from memread.ingest.sniff import describe_binary
 from memread.ingest.source import EmptyInputError, Source, display, empty_input, file_source, stream_source
 
@@ -99,6 +99,12 @@ def _loader_for(src: Source) -> Loader:
     if loader is not None:
         return loader
     what = display(src.label)
+    plugin = plugin_suggestion(src.name)
+    if plugin:
+        raise InputError(
+            f"{what}: memread reads this format with the {plugin} plugin, which is not installed",
+            hint=f"pip install ./plugins/{plugin} (from a memread checkout); `memread plugins` lists what is installed",
+        )
     kind = describe_binary(src.head)
     if kind:
         article = "an" if kind[0].lower() in "aeiou" else "a"
