@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from docbuilders import Chapter, build_epub, read_all, truncated_copy, without_member
+from conftest import PERSISTENT_MODELS_DIR
+from docbuilders import Chapter, build_epub, debian_file, read_all, truncated_copy, without_member
 
 from memread.errors import InputError
 from memread.ingest import open_document
@@ -70,21 +69,9 @@ def test_a_truncated_epub_is_an_input_error_with_a_hint(tmp_path: Path) -> None:
 @pytest.mark.network
 def test_debians_malformed_live_manual_is_read(tmp_path: Path) -> None:
     """ebooklib raises on this real book (a broken NCX anchor); the zip fallback reads it."""
-    if not (shutil.which("apt-get") and shutil.which("dpkg")):
-        pytest.skip("needs apt-get and dpkg")
-    try:
-        subprocess.run(
-            ["apt-get", "download", "live-manual-epub"],
-            cwd=tmp_path,
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-    except (subprocess.SubprocessError, OSError) as error:
-        pytest.skip(f"apt-get download failed: {error}")
-    deb = next(tmp_path.glob("live-manual-epub_*.deb"))
-    subprocess.run(["dpkg", "-x", str(deb), str(tmp_path / "root")], check=True, timeout=60)
-    book = next((tmp_path / "root").rglob("live-manual.en.epub"))
+    book = debian_file("live-manual-epub", "live-manual.en.epub", PERSISTENT_MODELS_DIR.parent / "test-documents" / "debian")
+    if book is None:
+        pytest.skip("Debian's live-manual-epub cannot be fetched (needs apt-get and Debian's mirrors)")
 
     document = open_document(str(book))
     text, segments = read_all(document)
