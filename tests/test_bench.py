@@ -129,8 +129,9 @@ def test_scores_take_the_best_gold_count_failures_as_zero_and_recall_partial_val
     assert score(qa, Outcome("ok", prediction="paris", reply="\\boxed{City of Paris}", boxed=True)) == {
         "lenient": 1.0, "strict": 1.0, "f1": 1.0, "recall": 1.0}
     assert score(qa, Outcome("ok", prediction="The", reply="\\boxed{The}", boxed=True))["lenient"] == 0.0
-    # No box in the final reply: unparsable, 0 even though the text holds the answer.
-    assert score(qa, Outcome("ok", prediction="It is Paris.", reply="It is Paris.", boxed=False))["lenient"] == 0.0
+    # No box: the whole reply is the answer (as `memread ask` shows it); only the strict verifier needs the box.
+    unboxed = score(qa, Outcome("ok", prediction="Paris", reply="Paris", boxed=False))
+    assert unboxed["lenient"] == 1.0 and unboxed["strict"] == 0.0
     assert score(qa, Outcome("error", error="server went away")) == {
         "lenient": 0.0, "strict": 0.0, "f1": 0.0, "recall": 0.0}
     many = _sample(("1234567", "7654321"), "recall")

@@ -10,9 +10,12 @@ Scoring (memread.answer's verifiers; reference notes seeds-code.md §1.4 and §6
 * ``recall`` — the fraction of gold values found (RULER's ``string_match_all``), the primary score of the
   NIAH and variable-tracking tasks (for QA, whose golds are alternatives: whether any gold is contained).
 
-A failed run (the backend gave up) or an unparsable one (no ``\\boxed{}`` in the final reply) scores 0 on
-everything and stays in the denominator (MemAgent's script dropped such items). A ``n/a`` record (full context that does not fit the window) is kept out of accuracy and
-shown as N/A.
+A failed run (the backend gave up) scores 0 on everything and stays in the denominator (MemAgent's script
+dropped such items), and so does an empty answer. A final reply without ``\\boxed{}`` is scored as the answer
+``memread ask`` would show (the whole reply) by the lenient metrics and as 0 by ``strict``; MemAgent's test
+script scored it 0 (its extraction failed), which with an untrained model measures format more than reading,
+so reports count those replies separately ("unboxed"). A ``n/a`` record (full context that does not fit the
+window) is kept out of accuracy and shown as N/A.
 
 Resuming: a record is written (and fsynced) only when its sample is finished, so the file never holds half a
 sample; on a second run every key already in the file is skipped. Every record carries the run's config
@@ -42,16 +45,18 @@ CONFIG_NAME = "run.json"
 def score(sample: Sample, outcome: Outcome) -> dict[str, float | None]:
     """Every score of one outcome, each in [0, 1] (``strict`` None for multi-value samples)."""
     return score_values(sample.metric, sample.golds, status=outcome.status, prediction=outcome.prediction,
-                        reply=outcome.reply, boxed=outcome.boxed)
+                        reply=outcome.reply)
 
 
-def score_values(metric: str, golds: Sequence[str], *, status: str, prediction: str | None, reply: str,
-                 boxed: bool) -> dict[str, float | None]:
+def score_values(metric: str, golds: Sequence[str], *, status: str, prediction: str | None,
+                 reply: str) -> dict[str, float | None]:
     """The scores from what a record stores, so a report can re-score old results with today's rules.
 
-    A failed call and an unparsable final reply (no ``\\boxed{}`` / "the answer is") score 0 everywhere."""
+    A failed call scores 0 everywhere. The prediction is the answer ``memread ask`` shows (the last
+    ``\\boxed{}``, else the whole final reply); an empty one matches nothing. Only ``strict`` needs the box, as
+    MemAgent's verifiers do."""
     multi = len(golds) > 1 and metric == "recall"
-    if status != "ok" or not boxed:
+    if status != "ok":
         return {"lenient": 0.0, "strict": None if multi else 0.0, "f1": 0.0, "recall": 0.0}
     return {
         "lenient": float(lenient_match(prediction, golds)),
@@ -66,8 +71,7 @@ def score_values(metric: str, golds: Sequence[str], *, status: str, prediction: 
 def rescore(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with ``scores`` and ``score`` recomputed by :func:`score_values`."""
     scores = score_values(record.get("metric", "qa"), record.get("golds") or [], status=record.get("status", "error"),
-                          prediction=record.get("prediction"), reply=record.get("reply") or "",
-                          boxed=bool(record.get("boxed")))
+                          prediction=record.get("prediction"), reply=record.get("reply") or "")
     main = None if record.get("status") == "n/a" else scores[primary(record.get("metric", "qa"))]
     return {**record, "scores": scores, "score": main}
 
