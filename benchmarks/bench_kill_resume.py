@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -119,12 +120,16 @@ def main() -> None:
     parser.add_argument("--strategy", default="overwrite")
     parser.add_argument("--uniform-time", action="store_true", help="kill at moments uniform in wall time")
     parser.add_argument("--out", type=Path, default=RESULTS / "kill-resume.json")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (traces of every trial)")
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="memread-kill-"))
-    env = {**os.environ, "MEMREAD_HOME": str(work / "home"), "MEMREAD_NO_PROGRESS": "1",
-           "MEMREAD_THREADS": os.environ.get("MEMREAD_THREADS", "1")}
+    from memread import paths
+
+    # A fresh home for traces, the usual model cache (so the model is not pulled again into the work folder).
+    env = {**os.environ, "MEMREAD_HOME": str(work / "home"), "MEMREAD_MODELS_DIR": str(paths.models_dir()),
+           "MEMREAD_NO_PROGRESS": "1", "MEMREAD_THREADS": os.environ.get("MEMREAD_THREADS", "1")}
     ask = ["ask", str(SAMPLE), QUESTION, "--model", args.model, "--strategy", args.strategy, "--json",
            "--chunk-tokens", args.chunk_tokens, "--memory-tokens", "48", "--final-tokens", "32",
            "--temperature", "0", "--seed", "11", "--threads", env["MEMREAD_THREADS"]]
@@ -218,6 +223,10 @@ def main() -> None:
         f"{late} draw(s) fell after the run had ended and are not counted).\n\n"
         f"| # | kill point | landed | recovery | identical |\n|---|---|---|---|---|\n{rows}\n")
     print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+    if args.keep:
+        print(f"traces kept in {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _answer_from_trace(trace: Path) -> dict[str, Any]:
