@@ -68,12 +68,7 @@ def kill_when(process: subprocess.Popen[str], trace: Path, *, after_steps: int |
     until = time.monotonic() + delay
     while process.poll() is None and time.monotonic() < until:
         time.sleep(0.002)
-    if process.poll() is not None:
-        process.communicate()
-        return False
-    process.send_signal(signal.SIGKILL)
-    process.communicate()
-    return True
+    return _kill(process)
 
 
 def kill_at(process: subprocess.Popen[str], at: float) -> bool:
@@ -81,6 +76,11 @@ def kill_at(process: subprocess.Popen[str], at: float) -> bool:
     started = time.monotonic()
     while time.monotonic() - started < at and process.poll() is None:
         time.sleep(0.002)
+    return _kill(process)
+
+
+def _kill(process: subprocess.Popen[str]) -> bool:
+    """SIGKILL ``process`` now; False when it had already exited."""
     if process.poll() is not None:
         process.communicate()
         return False

@@ -17,13 +17,16 @@ For the other engineers — what you get:
   ``MEMREAD_THREADS`` threads if set, else 1: tests run beside other work, and llama.cpp slows down
   about 5x when its threads compete for cores.
 * ``models_cache``: the persistent model cache folder (a Path).
+* ``fake_vllm``: the fake ``vllm`` module from ``tests/fakes`` (vLLM needs a GPU), with its calls cleared.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -74,3 +77,15 @@ def smollm2_backend(smollm2_path: Path) -> Iterator[Any]:
     backend = LlamaCppBackend(smollm2_path, model_name="smollm2-135m", n_ctx=4096, n_threads=threads)
     yield backend
     backend.close()
+
+
+@pytest.fixture()
+def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """The fake ``vllm`` module of tests/fakes (no GPU here), imported fresh, its recorded calls cleared."""
+    monkeypatch.delitem(sys.modules, "vllm", raising=False)
+    monkeypatch.syspath_prepend(str(Path(__file__).parent / "fakes"))
+    import vllm
+
+    vllm.calls.clear()
+    yield vllm
+    monkeypatch.delitem(sys.modules, "vllm", raising=False)

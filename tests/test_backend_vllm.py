@@ -5,8 +5,6 @@ end to end is ``vllm serve`` + the openai backend (tests/test_backend_openai.py)
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -15,19 +13,6 @@ import pytest
 from memread.backends import create_backend
 from memread.backends.base import ChatRequest, Message
 from memread.errors import BackendError, BudgetError, ExitStatus, UsageError
-
-FAKES = Path(__file__).parent / "fakes"
-
-
-@pytest.fixture()
-def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    monkeypatch.delitem(sys.modules, "vllm", raising=False)
-    monkeypatch.syspath_prepend(str(FAKES))
-    import vllm
-
-    vllm.calls.clear()
-    yield vllm
-    monkeypatch.delitem(sys.modules, "vllm", raising=False)
 
 
 def user(text: str, **options: Any) -> ChatRequest:
