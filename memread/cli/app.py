@@ -11,6 +11,7 @@ import typer
 from memread import __version__
 from memread.cli import (
     cmd_ask,
+    cmd_bench,
     cmd_completions,
     cmd_inspect,
     cmd_models,
@@ -55,7 +56,7 @@ app.command("replay")(cmd_replay.replay)
 app.add_typer(cmd_traces.app, name="traces")
 app.command("completions")(cmd_completions.completions)
 app.add_typer(cmd_models.app, name="models")
-app.command("bench")(__import__("memread.cli.cmd_bench", fromlist=["bench"]).bench)
+app.command("bench")(cmd_bench.bench)
 app.command("plugins")(cmd_plugins.plugins_command)
 
 
