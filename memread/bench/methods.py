@@ -26,7 +26,7 @@ from memread.document import Document, Provenance, Segment
 from memread.errors import BackendError
 from memread.events import Answered, Event, RunFinished, StepFinished
 from memread.loop import LoopSettings
-from memread.recall import Hit, TextIndex, query_terms
+from memread.recall import Hit, TextIndex
 
 STRATEGIES = ("overwrite", "gated", "callback")
 BASELINES = ("full", "bm25")
@@ -178,25 +178,11 @@ def _run_full(sample: Sample, backend: Backend, settings: LoopSettings) -> Outco
     return _one_call(prompt, backend, settings)[0]
 
 
-class PassageIndex(TextIndex):
-    """memread's BM25 index, asked for the best ``k`` passages instead of the best one."""
-
-    def top(self, query: str, k: int) -> list[Hit]:
-        terms = query_terms(query)
-        if not terms or not len(self):
-            return []
-        match = " OR ".join(f'"{term}"' for term in terms)
-        rows = self._db.execute(
-            "SELECT rowid, body, bm25(texts) AS rank FROM texts WHERE texts MATCH ? "
-            "ORDER BY rank ASC, rowid ASC LIMIT ?", (match, k)).fetchall()
-        return [Hit(int(row[0]), str(row[1]), -float(row[2])) for row in rows]
-
-
 def retrieve(sample: Sample, backend: Backend, settings: MethodSettings) -> list[Hit]:
     """The top-k passages for the sample's question, in document order."""
     from memread.chunk import Chunker
 
-    index = PassageIndex()
+    index = TextIndex()
     try:
         chunker = Chunker(backend.tokenizer, settings.rag_passage_tokens)
         for chunk in chunker.chunks(text_document(sample).segments()):
