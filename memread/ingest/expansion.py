@@ -56,7 +56,22 @@ def bomb_error(label: str, expanded: int, packed: int, what: str = "compressed d
     )
 
 
-class CountingReader(io.RawIOBase):
+class _ReadingStream(io.RawIOBase):
+    """A readable raw stream whose subclass defines ``read``; ``readinto`` is served from it."""
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        raise NotImplementedError
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class CountingReader(_ReadingStream):
     """The compressed side: passes reads through and counts the bytes handed to the decompressor."""
 
     def __init__(self, stream: IO[bytes]) -> None:
@@ -64,9 +79,6 @@ class CountingReader(io.RawIOBase):
         self._stream = stream
         self.count = 0
         self.cap: int | None = None  # largest read passed on (limits a decompressor's read-ahead)
-
-    def readable(self) -> bool:
-        return True
 
     def read(self, size: int | None = -1) -> bytes:
         size = -1 if size is None else size
@@ -83,17 +95,12 @@ class CountingReader(io.RawIOBase):
         self.count += len(data)
         return data
 
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
     def close(self) -> None:
         self._stream.close()
         super().close()
 
 
-class GuardedReader(io.RawIOBase):
+class GuardedReader(_ReadingStream):
     """The decompressed side: counts what comes out and raises InputError when it is a bomb."""
 
     def __init__(self, inner: IO[bytes], counter: CountingReader, label: str) -> None:
@@ -107,9 +114,6 @@ class GuardedReader(io.RawIOBase):
     @property
     def consumed(self) -> int:
         return self._counter.count
-
-    def readable(self) -> bool:
-        return True
 
     def _checked(self, data: bytes) -> bytes:
         self.produced += len(data)
@@ -131,11 +135,6 @@ class GuardedReader(io.RawIOBase):
         while data := self.read(io.DEFAULT_BUFFER_SIZE * 8):
             parts.append(data)
         return b"".join(parts)
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
 
     def close(self) -> None:
         self._inner.close()
