@@ -12,13 +12,13 @@ from typing import Any
 import typer
 
 from memread import defaults
+from memread.cli import options
 
-_BACKEND_HELP = "Backend options"
-_READ_HELP = "Reading"
 _RUN_HELP = "Sweep"
 
 
 def bench(
+    ctx: typer.Context,
     tasks: list[str] = typer.Argument(
         None, help="Tasks, comma-separated: hqa, hqa-early, squad, niah-single, niah-multikey, niah-multivalue, "
         "niah-multiquery, niah-single-early, vt.",
@@ -54,39 +54,33 @@ def bench(
         None, "--rag-k", min=1, rich_help_panel=_RUN_HELP,
         help="bm25: passages in the prompt (default: as many as fill one --chunk-tokens).",
     ),
-    model: str | None = typer.Option(
-        None, "--model", "-m", envvar="MEMREAD_MODEL", rich_help_panel=_BACKEND_HELP,
-        help="Registry name (see `memread models`) or GGUF path; for --backend openai/vllm the served model id.",
-    ),
-    backend: str | None = typer.Option(
-        None, "--backend", "-b", envvar="MEMREAD_BACKEND", rich_help_panel=_BACKEND_HELP,
-        help="llamacpp (default), openai or vllm.",
-    ),
-    base_url: str | None = typer.Option(None, "--base-url", rich_help_panel=_BACKEND_HELP,
-                                        help="Server URL for --backend openai."),
-    api_key: str | None = typer.Option(None, "--api-key", rich_help_panel=_BACKEND_HELP,
-                                       help="API key for --backend openai."),
-    context_length: int | None = typer.Option(
-        None, "--context-length", "--n-ctx", min=0, rich_help_panel=_BACKEND_HELP,
-        help="Context window in tokens; full context is N/A above it. llamacpp default: the model's training context.",
-    ),
-    threads: int | None = typer.Option(
-        None, "--threads", min=1, envvar="MEMREAD_THREADS", rich_help_panel=_BACKEND_HELP,
-        help="CPU threads for llama.cpp.",
-    ),
-    chunk_tokens: int = typer.Option(defaults.CHUNK_TOKENS, "--chunk-tokens", min=16, rich_help_panel=_READ_HELP),
-    memory_tokens: int = typer.Option(defaults.MEMORY_TOKENS, "--memory-tokens", min=16, rich_help_panel=_READ_HELP),
-    reply_tokens: int | None = typer.Option(None, "--reply-tokens", min=16, rich_help_panel=_READ_HELP),
-    final_tokens: int = typer.Option(defaults.FINAL_TOKENS, "--final-tokens", min=16, rich_help_panel=_READ_HELP),
-    temperature: float = typer.Option(defaults.TEMPERATURE, "--temperature", min=0.0, rich_help_panel=_READ_HELP),
-    top_p: float = typer.Option(defaults.TOP_P, "--top-p", min=0.0, max=1.0, rich_help_panel=_READ_HELP),
-    seed: int = typer.Option(defaults.SEED, "--seed", rich_help_panel=_READ_HELP, help="Sampling seed."),
-    final_prompt: str = typer.Option(defaults.FINAL_PROMPT, "--final-prompt", rich_help_panel=_READ_HELP,
-                                     help="boxed or therefore."),
-    exit_gate: bool = typer.Option(True, "--exit-gate/--no-exit-gate", rich_help_panel=_READ_HELP,
-                                   help="gated: stop reading at <next>end</next>."),
-    quiet: bool = typer.Option(False, "--quiet", help="No line per sample on stderr."),
-    json_output: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of Markdown."),
+    model: options.Model = None,
+    backend: options.Backend = None,
+    base_url: options.BaseUrl = None,
+    api_key: options.ApiKey = None,
+    timeout: options.Timeout = None,
+    concurrency: options.Concurrency = None,
+    context_length: options.ContextLength = None,
+    threads: options.Threads = None,
+    tensor_parallel_size: options.TensorParallelSize = None,
+    pipeline_parallel_size: options.PipelineParallelSize = None,
+    distributed_executor_backend: options.DistributedExecutorBackend = None,
+    system: options.System = None,
+    chunk_tokens: options.ChunkTokens = defaults.CHUNK_TOKENS,
+    memory_tokens: options.MemoryTokens = defaults.MEMORY_TOKENS,
+    reply_tokens: options.ReplyTokens = None,
+    final_tokens: options.FinalTokens = defaults.FINAL_TOKENS,
+    temperature: options.Temperature = defaults.TEMPERATURE,
+    top_p: options.TopP = defaults.TOP_P,
+    seed: options.Seed = defaults.SEED,
+    final_prompt: options.FinalPrompt = defaults.FINAL_PROMPT,
+    exit_gate: options.ExitGate = True,
+    stop_on_check_no: options.StopOnCheckNo = True,
+    recall_from: options.RecallFrom = defaults.RECALL_FROM,
+    recall_tokens: options.RecallTokens = defaults.RECALL_TOKENS,
+    layout: options.Layout = defaults.LAYOUT,
+    quiet: options.Quiet = False,
+    json_output: options.Json = False,
 ) -> None:
     """Measure accuracy and speed of memread's strategies and two baselines on RULER-style benchmarks.
 
@@ -94,12 +88,8 @@ def bench(
     """
     _run(tasks=list(tasks or []), lengths=lengths, samples=samples, methods=methods, out=out, smoke=smoke,
          report_only=report_only, data_seed=data_seed, rag_passage_tokens=rag_passage_tokens, rag_k=rag_k,
-         model=model, backend=backend,
-         backend_options={"base_url": base_url, "api_key": api_key, "context_length": context_length,
-                          "n_threads": threads},
-         loop={"chunk_tokens": chunk_tokens, "memory_tokens": memory_tokens, "reply_tokens": reply_tokens,
-               "final_tokens": final_tokens, "temperature": temperature, "top_p": top_p, "seed": seed,
-               "final_prompt": final_prompt, "exit_gate": exit_gate},
+         model=model, backend=backend, backend_options=options.backend_options(ctx.params),
+         loop=options.loop_settings(ctx.params),
          quiet=quiet, json_output=json_output)
 
 

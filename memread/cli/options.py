@@ -1,0 +1,145 @@
+"""The options that ``ask`` and ``bench`` share, each defined once (as sqlite-utils does): the same flag means
+the same thing, with the same help and the same limits, on every command that takes it.
+
+A command declares one as ``model: options.Model = None`` and, taking a ``typer.Context``, turns what was
+parsed into the library's arguments with :func:`backend_options` and :func:`loop_settings`.
+
+Module level imports only typer and the standard library (shell completion imports this on every TAB).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+BACKEND = "Backend options"
+READING = "Reading"
+OUTPUT = "Output and traces"
+
+# --- backend ---------------------------------------------------------------------------------------------------
+Model = Annotated[str | None, typer.Option(
+    "--model", "-m", envvar="MEMREAD_MODEL", rich_help_panel=BACKEND,
+    help="Registry name (see `memread models`) or GGUF path; for --backend openai/vllm the served model id.",
+)]
+Backend = Annotated[str | None, typer.Option(
+    "--backend", "-b", envvar="MEMREAD_BACKEND", rich_help_panel=BACKEND,
+    help="llamacpp (default, in-process GGUF), openai (any OpenAI-compatible server), vllm (in-process, GPU).",
+)]
+BaseUrl = Annotated[str | None, typer.Option(
+    "--base-url", rich_help_panel=BACKEND,
+    help="Server URL for --backend openai (default: $MEMREAD_BASE_URL, then $URL).",
+)]
+ApiKey = Annotated[str | None, typer.Option(
+    "--api-key", rich_help_panel=BACKEND,
+    help="API key for --backend openai (default: $MEMREAD_API_KEY, then $API_KEY).",
+)]
+Timeout = Annotated[float | None, typer.Option(
+    "--timeout", rich_help_panel=BACKEND, help="Seconds to wait for one reply (--backend openai).",
+)]
+Concurrency = Annotated[int | None, typer.Option(
+    "--concurrency", min=1, rich_help_panel=BACKEND, help="Requests in flight at once (--backend openai).",
+)]
+ContextLength = Annotated[int | None, typer.Option(
+    "--context-length", "--n-ctx", min=0, rich_help_panel=BACKEND,
+    help="Model context window in tokens (llamacpp: allocated, 0 = the model's training context; "
+    "openai/vllm: max model length).",
+)]
+# No envvar: MEMREAD_THREADS is read by the llama.cpp backend itself, so setting it does not turn into an
+# option the openai/vllm backends must refuse.
+Threads = Annotated[int | None, typer.Option(
+    "--threads", min=1, rich_help_panel=BACKEND,
+    help="CPU threads for llama.cpp (default: $MEMREAD_THREADS, else the physical cores).",
+)]
+TensorParallelSize = Annotated[int | None, typer.Option(
+    "--tensor-parallel-size", min=1, rich_help_panel=BACKEND, help="GPUs per model (--backend vllm).",
+)]
+PipelineParallelSize = Annotated[int | None, typer.Option(
+    "--pipeline-parallel-size", min=1, rich_help_panel=BACKEND, help="Pipeline stages (--backend vllm).",
+)]
+DistributedExecutorBackend = Annotated[str | None, typer.Option(
+    "--distributed-executor-backend", rich_help_panel=BACKEND, help="mp or ray (--backend vllm).",
+)]
+System = Annotated[str | None, typer.Option(
+    "--system", rich_help_panel=BACKEND,
+    help="A system message (default: none, like the papers; the chat template's default applies).",
+)]
+
+# --- reading ---------------------------------------------------------------------------------------------------
+ChunkTokens = Annotated[int, typer.Option(
+    "--chunk-tokens", min=16, rich_help_panel=READING, help="Tokens of document per step.",
+)]
+MemoryTokens = Annotated[int, typer.Option(
+    "--memory-tokens", min=16, rich_help_panel=READING,
+    help="Memory cap: the generation limit of each memory update.",
+)]
+ReplyTokens = Annotated[int | None, typer.Option(
+    "--reply-tokens", min=16, rich_help_panel=READING,
+    help="gated/callback: generation limit of a step (thinking + tags + memory); default --memory-tokens. "
+    "The papers allowed 2048.",
+)]
+FinalTokens = Annotated[int, typer.Option(
+    "--final-tokens", min=16, rich_help_panel=READING, help="Generation limit of the final answer.",
+)]
+Temperature = Annotated[float, typer.Option(
+    "--temperature", min=0.0, rich_help_panel=READING, help="Sampling temperature (0: greedy).",
+)]
+TopP = Annotated[float, typer.Option(
+    "--top-p", min=0.0, max=1.0, rich_help_panel=READING, help="Nucleus sampling threshold.",
+)]
+Seed = Annotated[int, typer.Option("--seed", rich_help_panel=READING, help="Sampling seed: same seed, same run.")]
+FinalPrompt = Annotated[str, typer.Option(
+    "--final-prompt", rich_help_panel=READING,
+    help="boxed (\\boxed{} answer, as trained) or therefore (\"Therefore, the answer is\", MemAgent's eval).",
+)]
+ExitGate = Annotated[bool, typer.Option(
+    "--exit-gate/--no-exit-gate", rich_help_panel=READING,
+    help="gated: stop reading when the model says <next>end</next>. Turn off for 'list all X' questions.",
+)]
+StopOnCheckNo = Annotated[bool, typer.Option(
+    "--stop-on-check-no/--full-replies", rich_help_panel=READING,
+    help="gated: stop generating at <check>no</check> (the rest would be discarded).",
+)]
+RecallFrom = Annotated[str, typer.Option(
+    "--recall-from", rich_help_panel=READING,
+    help="callback: search earlier memories, or also the text already read (chunks).",
+)]
+RecallTokens = Annotated[int, typer.Option(
+    "--recall-tokens", min=16, rich_help_panel=READING,
+    help="callback with --recall-from chunks: size of a recalled passage.",
+)]
+Layout = Annotated[str, typer.Option(
+    "--layout", rich_help_panel=READING,
+    help="question-first (the papers') or chunk-first (shares the chunk's prefill across questions).",
+)]
+
+# --- output ----------------------------------------------------------------------------------------------------
+Json = Annotated[bool, typer.Option("--json", rich_help_panel=OUTPUT, help="Print one JSON object instead of text.")]
+Quiet = Annotated[bool, typer.Option("--quiet", rich_help_panel=OUTPUT, help="No progress on stderr, warnings only.")]
+
+# Parameter name -> the backend factory's keyword (None when the value is not given).
+_BACKEND_KEYWORDS = {
+    "base_url": "base_url",
+    "api_key": "api_key",
+    "timeout": "timeout",
+    "concurrency": "concurrency",
+    "context_length": "context_length",
+    "threads": "n_threads",
+    "tensor_parallel_size": "tensor_parallel_size",
+    "pipeline_parallel_size": "pipeline_parallel_size",
+    "distributed_executor_backend": "distributed_executor_backend",
+}
+# Parameters that are LoopSettings fields of the same name.
+_LOOP_FIELDS = (
+    "chunk_tokens", "memory_tokens", "reply_tokens", "final_tokens", "temperature", "top_p", "seed",
+    "final_prompt", "exit_gate", "stop_on_check_no", "recall_from", "recall_tokens", "layout", "system",
+)
+
+def backend_options(params: dict[str, Any]) -> dict[str, Any]:
+    """The backend factory's keyword arguments from a command's parsed parameters (``ctx.params``)."""
+    return {keyword: params.get(name) for name, keyword in _BACKEND_KEYWORDS.items()}
+
+
+def loop_settings(params: dict[str, Any]) -> dict[str, Any]:
+    """The :class:`~memread.loop.LoopSettings` fields a command's parsed parameters set (all but strategy)."""
+    return {name: params[name] for name in _LOOP_FIELDS if name in params}

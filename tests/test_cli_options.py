@@ -1,0 +1,42 @@
+"""The options `ask` and `bench` share mean the same thing: one definition, the same help, the same limits."""
+
+from __future__ import annotations
+
+import typer.main
+
+from memread.cli import options
+from memread.cli.app import app
+
+
+def _commands() -> dict[str, object]:
+    group = typer.main.get_command(app)
+    return {name: group.commands[name] for name in ("ask", "bench")}  # type: ignore[attr-defined]
+
+
+def _params(command: object) -> dict[str, object]:
+    return {param.name: param for param in command.params}  # type: ignore[attr-defined]
+
+
+def test_every_option_both_commands_take_is_the_same_option() -> None:
+    ask, bench = (_params(command) for command in _commands().values())
+    shared = set(ask) & set(bench)
+    # The backend and reading knobs a user moves from `ask` to `bench` (and back) must all be there.
+    assert {"model", "backend", "base_url", "context_length", "threads", "chunk_tokens", "memory_tokens",
+            "temperature", "seed", "exit_gate", "layout", "recall_from", "json_output", "quiet"} <= shared
+    for name in sorted(shared):
+        a, b = ask[name], bench[name]
+        assert a.opts == b.opts, name  # type: ignore[attr-defined]
+        assert a.secondary_opts == b.secondary_opts, name  # type: ignore[attr-defined]
+        assert a.help == b.help, name  # type: ignore[attr-defined]
+        assert a.default == b.default, name  # type: ignore[attr-defined]
+        for limit in ("min", "max", "envvar", "rich_help_panel"):
+            assert getattr(a, limit, None) == getattr(b, limit, None), (name, limit)
+
+
+def test_parsed_options_become_the_library_arguments() -> None:
+    params = {"threads": 3, "base_url": "http://127.0.0.1:9/v1", "chunk_tokens": 700, "layout": "chunk-first",
+              "exit_gate": False, "model": "ignored-here"}
+    backend = options.backend_options(params)
+    assert backend["n_threads"] == 3 and backend["base_url"] == "http://127.0.0.1:9/v1"
+    assert backend["api_key"] is None and "model" not in backend
+    assert options.loop_settings(params) == {"chunk_tokens": 700, "layout": "chunk-first", "exit_gate": False}
