@@ -214,15 +214,9 @@ def load(kind: str) -> None:
 
 def import_object(plugin: Plugin) -> Any:
     """Import the object an entry point names (``module:attribute``, attribute path allowed)."""
-    import importlib
+    from memread.registry import import_target
 
-    module_name, _, attribute = plugin.value.partition(":")
-    module_name = module_name.strip()
-    attribute = attribute.split("[")[0].strip()  # "module:attr [extra]": extras are pip's business
-    obj: Any = importlib.import_module(module_name)
-    for part in filter(None, attribute.split(".")):
-        obj = getattr(obj, part)
-    return obj
+    return import_target(plugin.value)
 
 
 def check(plugin: Plugin) -> str | None:

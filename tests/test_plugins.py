@@ -57,10 +57,8 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("MEMREAD_PLUGINS", "")
     registry.loaders()  # the built-ins, in the real registry, before it is copied
     monkeypatch.setattr(registry, "_loaders", dict(registry._loaders))
-    monkeypatch.setattr(backends, "_FACTORIES", dict(backends._FACTORIES))
-    monkeypatch.setattr(backends, "_ORIGINS", dict(backends._ORIGINS))
-    monkeypatch.setattr(strategies, "_STRATEGIES", dict(strategies._STRATEGIES))
-    monkeypatch.setattr(strategies, "_ORIGINS", dict(strategies._ORIGINS))
+    monkeypatch.setattr(backends, "_BACKENDS", backends._BACKENDS.copy())
+    monkeypatch.setattr(strategies, "_STRATEGIES", strategies._STRATEGIES.copy())
     monkeypatch.setattr(plugins, "_entry_points", None)
     monkeypatch.setattr(plugins, "_states", {})
     monkeypatch.setattr(plugins, "_loaded_kinds", set())

@@ -4,7 +4,7 @@ A registry entry maps a name to ``"module:function"``; the module is imported on
 created, so importing memread never imports llama_cpp, vLLM or httpx. The factory is called as
 ``factory(model=..., **options)`` and returns a :class:`Backend`.
 
-Adding a backend is one line in :data:`_FACTORIES`, or an entry point in the ``memread.backends.v1`` group
+Adding a backend is one line in :data:`_BACKENDS`, or an entry point in the ``memread.backends.v1`` group
 (``name = "module:factory"``), which :mod:`memread.plugins` hands to :func:`register_backend` the first time
 the backends are asked for; the plugin's module, too, is imported only when its backend is created.
 Options a backend does not use must be None (or absent); a backend rejects any other option with a
@@ -13,13 +13,13 @@ UsageError naming it, so ``--base-url`` with the llama.cpp backend is an error, 
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
 from typing import Any
 
 from memread.backends.base import Backend, ChatRequest, Completion, Message
 from memread.errors import UsageError
+from memread.registry import Registry
 
 __all__ = [
     "DEFAULT_BACKEND",
@@ -37,12 +37,11 @@ DEFAULT_BACKEND = "llamacpp"
 
 BackendFactory = Callable[..., Backend]
 
-_FACTORIES: dict[str, str | BackendFactory] = {
+_BACKENDS: Registry[BackendFactory] = Registry("backend", {
     "llamacpp": "memread.backends.llamacpp:create",
     "openai": "memread.backends.openai_http:create",
     "vllm": "memread.backends.vllm:create",
-}
-_ORIGINS: dict[str, str] = {}  # backend name -> the plugin distribution that registered it
+})
 
 
 def register_backend(
@@ -51,19 +50,13 @@ def register_backend(
     """Make ``name`` available to :func:`create_backend`: ``factory`` is ``"module:function"`` (imported
     lazily) or a callable ``factory(model=..., **options) -> Backend``. ``origin`` names the plugin
     distribution, for error messages. ValueError if the name is taken, unless ``replace``."""
-    if name in _FACTORIES and not replace:
-        raise ValueError(f"a backend named {name!r} is already registered")
-    _FACTORIES[name] = factory
-    if origin:
-        _ORIGINS[name] = origin
-    else:
-        _ORIGINS.pop(name, None)
+    _BACKENDS.register(name, factory, replace=replace, origin=origin)
 
 
 def backend_names() -> list[str]:
     """The registered backend names, the default first, plugins' last."""
     _load_plugins()
-    return list(_FACTORIES)
+    return _BACKENDS.names()
 
 
 def _load_plugins() -> None:
@@ -88,21 +81,17 @@ def create_backend(name: str | None = None, *, model: str | None = None, **optio
     """
     name = name or default_backend()
     _load_plugins()
-    target = _FACTORIES.get(name)
-    if target is None:
-        raise UsageError(f"unknown backend {name!r}", hint=f"choose one of: {', '.join(_FACTORIES)}")
-    factory = _load(name, target) if isinstance(target, str) else target
-    return factory(model=model, **options)
+    if name not in _BACKENDS:
+        raise UsageError(f"unknown backend {name!r}", hint=f"choose one of: {', '.join(_BACKENDS.names())}")
+    return _load(name)(model=model, **options)
 
 
-def _load(name: str, target: str) -> BackendFactory:
+def _load(name: str) -> BackendFactory:
     from memread.errors import BackendError
 
-    module_name, _, attribute = target.partition(":")
-    origin = _ORIGINS.get(name)
+    origin = _BACKENDS.origin(name)
     try:
-        module = importlib.import_module(module_name)
-        factory: BackendFactory = getattr(module, attribute)
+        factory: BackendFactory = _BACKENDS.resolve(name)
     except ImportError as error:
         raise BackendError(
             f"the {name} backend cannot be loaded: {error}",

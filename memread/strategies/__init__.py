@@ -9,10 +9,10 @@ engine_names_stops=...)``.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 from memread.errors import UsageError
+from memread.registry import Registry
 from memread.strategies.base import BudgetItem, State, StepPlan, StepResult, Strategy
 from memread.strategies.callback import CallbackStrategy
 from memread.strategies.gated import GatedStrategy
@@ -36,12 +36,11 @@ __all__ = [
     "strategy_names",
 ]
 
-_STRATEGIES: dict[str, str | type[Strategy]] = {
+_STRATEGIES: Registry[type[Strategy]] = Registry("strategy", {
     "overwrite": OverwriteStrategy,
     "gated": GatedStrategy,
     "callback": CallbackStrategy,
-}
-_ORIGINS: dict[str, str] = {}  # strategy name -> the plugin distribution that registered it
+})
 
 
 def register_strategy(
@@ -49,13 +48,7 @@ def register_strategy(
 ) -> None:
     """Make ``name`` available to :func:`create_strategy`: a Strategy subclass or ``"module:Class"`` (imported
     when chosen). ``origin`` names the plugin distribution. ValueError if the name is taken, unless ``replace``."""
-    if name in _STRATEGIES and not replace:
-        raise ValueError(f"a strategy named {name!r} is already registered")
-    _STRATEGIES[name] = cls
-    if origin:
-        _ORIGINS[name] = origin
-    else:
-        _ORIGINS.pop(name, None)
+    _STRATEGIES.register(name, cls, replace=replace, origin=origin)
 
 
 def strategy_names() -> list[str]:
@@ -63,25 +56,23 @@ def strategy_names() -> list[str]:
     from memread import plugins
 
     plugins.load("strategies")
-    return list(_STRATEGIES)
+    return _STRATEGIES.names()
 
 
 def create_strategy(settings: LoopSettings, tokenizer: Tokenizer | None = None, *,
                     engine_names_stops: bool = False) -> Strategy:
     """The strategy named by ``settings.strategy``; UsageError for an unknown name."""
     names = strategy_names()
-    target = _STRATEGIES.get(settings.strategy)
-    if target is None:
+    if settings.strategy not in _STRATEGIES:
         raise UsageError(f"unknown strategy {settings.strategy!r}", hint=f"choose one of: {', '.join(names)}")
-    cls = _load(settings.strategy, target) if isinstance(target, str) else target
+    cls = _load(settings.strategy)
     return cls(settings, tokenizer, engine_names_stops=engine_names_stops)
 
 
-def _load(name: str, target: str) -> type[Strategy]:
-    module_name, _, attribute = target.partition(":")
-    origin = _ORIGINS.get(name, "a plugin")
+def _load(name: str) -> type[Strategy]:
+    origin = _STRATEGIES.origin(name) or "a plugin"
     try:
-        cls: object = getattr(importlib.import_module(module_name), attribute)
+        cls: object = _STRATEGIES.resolve(name)
     except Exception as error:  # a plugin's module can fail in any way
         from memread.plugins import describe
 
@@ -91,7 +82,7 @@ def _load(name: str, target: str) -> type[Strategy]:
         ) from None
     if not (isinstance(cls, type) and issubclass(cls, Strategy)):
         raise UsageError(
-            f"the {name} strategy ({origin}) is not a memread Strategy subclass ({target})",
+            f"the {name} strategy ({origin}) is not a memread Strategy subclass ({_STRATEGIES.target(name)})",
             hint=f"report it to the authors of {origin}; choose another --strategy meanwhile",
         )
     return cls
