@@ -17,11 +17,8 @@ Rules (ReMemR1's own code had none of them; see the reference notes on the seed 
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 
 # Words that carry no evidence; without this list "the" would match every memory.
@@ -56,16 +53,13 @@ class Hit:
 class TextIndex:
     """A full-text index of short texts keyed by integers.
 
-    ``path`` None keeps it in memory; ``temporary=True`` puts it in a temporary file deleted by
-    :meth:`close` (for indexes that grow with the document).
+    In memory by default; ``temporary=True`` (for indexes that grow with the document) uses SQLite's private
+    temporary database instead: pages past its cache go to a file that SQLite unlinks as soon as it opens it,
+    so nothing is left behind even when the process is killed.
     """
 
     def __init__(self, *, temporary: bool = False) -> None:
-        self._path: str | None = None
-        if temporary:
-            handle, self._path = tempfile.mkstemp(prefix="memread-recall-", suffix=".sqlite")
-            os.close(handle)
-        self._db = sqlite3.connect(self._path or ":memory:", check_same_thread=False)
+        self._db = sqlite3.connect("" if temporary else ":memory:", check_same_thread=False)
         self._db.execute("CREATE VIRTUAL TABLE texts USING fts5(body, tokenize='porter unicode61')")
         self._count = 0
 
@@ -96,7 +90,3 @@ class TextIndex:
 
     def close(self) -> None:
         self._db.close()
-        if self._path is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._path)
-            self._path = None

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 from memread.recall import TextIndex, query_terms
 
@@ -35,11 +39,30 @@ def test_ties_go_to_the_earliest_text() -> None:
     index.close()
 
 
-def test_a_temporary_index_lives_in_a_file_removed_on_close() -> None:
-    index = TextIndex(temporary=True)
-    path = index._path
-    assert path is not None and os.path.exists(path)
-    index.add(0, "passage about cranes")
-    assert index.search("crane") is not None
-    index.close()
-    assert not os.path.exists(path)
+def test_a_temporary_index_spills_to_a_file_nobody_can_leave_behind_not_even_kill_9(tmp_path: Path) -> None:
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    script = (
+        "import sys, time\n"
+        "from memread.recall import TextIndex\n"
+        "index = TextIndex(temporary=True)\n"
+        "for key in range(3000):\n"
+        "    index.add(key, f'passage {key} about cranes and ' + 'harbour lamp keeper ' * 200)\n"
+        "assert index.search('cranes') is not None\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(folder)}
+    env.pop("SQLITE_TMPDIR", None)
+    child = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        fd_dir = Path(f"/proc/{child.pid}/fd")
+        if fd_dir.exists():  # Linux: the index is on disk (not in RAM), in TMPDIR, and already unlinked
+            open_files = [os.readlink(fd) for fd in fd_dir.iterdir() if fd.is_symlink()]
+            assert any(name.startswith(str(folder)) and name.endswith("(deleted)") for name in open_files)
+        assert list(folder.iterdir()) == []
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert list(folder.iterdir()) == []
