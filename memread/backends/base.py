@@ -51,7 +51,8 @@ class Backend(Protocol):
     Optional capabilities, read with ``getattr`` and a safe default: ``tokenizes_text_safely`` (True only
     when message contents are always tokenized as plain text, so a document containing ``<|im_end|>`` can
     never become a control token; the loop otherwise breaks such strings itself, see
-    :mod:`memread.backends.text_guard`), ``reports_stop_reason`` and ``warnings``.
+    :mod:`memread.backends.text_guard`), ``concurrent_calls`` (True when ``complete`` may be called from
+    several threads at once, as a batching server allows), ``reports_stop_reason`` and ``warnings``.
     """
 
     name: str  # "llamacpp" | "openai" | "vllm" | ...

@@ -26,7 +26,8 @@ class FakeBackend:
     name = "fake"
 
     def __init__(self, replies: Script, *, context_length: int = 1_000_000, tokenizer: Tokenizer | None = None,
-                 model: str = "fake-model", names_stops: bool = True, tokenizes_text_safely: bool = True) -> None:
+                 model: str = "fake-model", names_stops: bool = True, tokenizes_text_safely: bool = True,
+                 concurrent_calls: bool = False) -> None:
         self._script = replies
         self._position = 0
         self.context_length = context_length
@@ -37,6 +38,7 @@ class FakeBackend:
         # False imitates a server that reads control-token strings in messages as control tokens, so the
         # loop's text guard applies (memread.backends.text_guard).
         self.tokenizes_text_safely = tokenizes_text_safely
+        self.concurrent_calls = concurrent_calls  # True: a scripted function answers, safe from threads
         self.calls: list[list[ChatRequest]] = []
         self.closed = False
 

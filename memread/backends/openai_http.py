@@ -58,6 +58,7 @@ class OpenAIBackend:
     # The server renders the chat template and tokenizes the result itself; llama_cpp.server (measured) and
     # others read control-token strings in a message as control tokens. The loop guards the text.
     tokenizes_text_safely = False
+    concurrent_calls = True  # complete() may be called from several threads (the slots bound them together)
 
     def __init__(
         self,

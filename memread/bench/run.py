@@ -6,7 +6,9 @@ samples for every method. Nothing is printed: ``on_result`` receives each record
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import queue
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -83,43 +85,100 @@ def run_config(plan: BenchPlan, backend: Backend) -> dict[str, Any]:
     }
 
 
-def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *,
+def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1,
               on_result: Callable[[dict[str, Any]], None] | None = None,
               on_skip: Callable[[str], None] | None = None) -> SweepResult:
     """Run every (task, length, sample, method) of ``plan`` not yet in ``out``; returns what happened.
 
+    ``parallel`` > 1 runs that many samples at once, for a backend that takes concurrent calls
+    (``concurrent_calls``: a server that batches, such as ``vllm serve``); records are then written in the
+    order they finish, and their seconds include waiting for the server's other requests.
     Ctrl-C (KeyboardInterrupt) propagates after the last finished sample is safely written.
     """
+    if parallel > 1 and not getattr(backend, "concurrent_calls", False):
+        raise UsageError(f"the {backend.name} backend runs one call at a time, so --parallel cannot help it",
+                         hint="drop --parallel, or serve the model (vllm serve, llama-server -np N) and use "
+                         "--backend openai")
     folder = ResultsFolder(out)
     config = run_config(plan, backend)
     config_id, done = folder.open(config)
     run_info = {"model": backend.model, "backend": backend.name, "data_seed": plan.data_seed,
                 "sampling_seed": plan.settings.loop.seed, "dataset": data.dataset_info()}
     result = SweepResult()
-    for task in plan.tasks:
-        spec = get_task(task)
-        for length in plan.lengths:
-            for index in range(plan.samples):
-                todo = [m for m in plan.methods if record_key(task, length, index, m) not in done]
-                result.skipped += len(plan.methods) - len(todo)
-                for method in plan.methods:
-                    if method not in todo and on_skip:
-                        on_skip(record_key(task, length, index, method))
-                if not todo:
-                    continue
-                sample = build_sample(task, length, index, plan.data_seed, backend.tokenizer)
-                doc_tokens = backend.tokenizer.count(sample.context)
-                for method in todo:
-                    outcome = run_method(method, sample, backend, plan.settings)
-                    record = make_record(sample, method, outcome, doc_tokens=doc_tokens, unit=spec.unit,
-                                         config_id=config_id, run_info=run_info)
-                    folder.append(record)
-                    done.add(record["key"])
-                    result.ran += 1
-                    if on_result:
-                        on_result(record)
+
+    def pending() -> Iterator[tuple[str, int, int, list[str]]]:
+        for task in plan.tasks:
+            for length in plan.lengths:
+                for index in range(plan.samples):
+                    todo = [m for m in plan.methods if record_key(task, length, index, m) not in done]
+                    result.skipped += len(plan.methods) - len(todo)
+                    for method in plan.methods:
+                        if method not in todo and on_skip:
+                            on_skip(record_key(task, length, index, method))
+                    if todo:
+                        yield task, length, index, todo
+
+    def run_sample(task: str, length: int, index: int, todo: list[str]) -> Iterator[dict[str, Any]]:
+        sample = build_sample(task, length, index, plan.data_seed, backend.tokenizer)
+        doc_tokens = backend.tokenizer.count(sample.context)
+        for method in todo:
+            outcome = run_method(method, sample, backend, plan.settings)
+            yield make_record(sample, method, outcome, doc_tokens=doc_tokens, unit=get_task(task).unit,
+                              config_id=config_id, run_info=run_info)
+
+    def keep(record: dict[str, Any]) -> None:
+        folder.append(record)
+        done.add(record["key"])
+        result.ran += 1
+        if on_result:
+            on_result(record)
+
+    if parallel > 1:
+        _run_concurrently(pending(), run_sample, keep, parallel)
+    else:
+        for job in pending():
+            for record in run_sample(*job):
+                keep(record)
     result.records = [r for r in folder.records() if r.get("config") == config_id]
     return result
+
+
+def _run_concurrently(jobs: Iterator[tuple[str, int, int, list[str]]],
+                      run_sample: Callable[..., Iterator[dict[str, Any]]],
+                      keep: Callable[[dict[str, Any]], None], workers: int) -> None:
+    """Run ``jobs`` on ``workers`` daemon threads; records are kept (written) by the calling thread only.
+
+    Daemon threads, not an executor: on Ctrl-C the calling thread stops at once and the in-flight samples
+    are dropped (they are not in the results file, so the next run does them again)."""
+    todo: queue.Queue[tuple[str, int, int, list[str]] | None] = queue.Queue()
+    finished: queue.Queue[tuple[str, Any]] = queue.Queue()
+    count = 0
+    for job in jobs:
+        todo.put(job)
+        count += 1
+    for _ in range(workers):
+        todo.put(None)
+
+    def work() -> None:
+        while (job := todo.get()) is not None:
+            try:
+                for record in run_sample(*job):
+                    finished.put(("record", record))
+            except BaseException as error:  # handed to the calling thread, which raises it
+                finished.put(("error", error))
+                return
+            finished.put(("done", None))
+
+    for number in range(min(workers, count)):
+        threading.Thread(target=work, name=f"memread-bench-{number}", daemon=True).start()
+    while count:
+        kind, value = finished.get()
+        if kind == "error":
+            raise value
+        if kind == "record":
+            keep(value)
+        else:
+            count -= 1
 
 
 def with_overrides(plan: BenchPlan, **changes: Any) -> BenchPlan:

@@ -46,6 +46,11 @@ def bench(
     report_only: bool = typer.Option(
         False, "--report", rich_help_panel=_RUN_HELP, help="Only rewrite the tables and plots of --out."
     ),
+    parallel: int = typer.Option(
+        1, "--parallel", "-j", min=1, rich_help_panel=_RUN_HELP,
+        help="Samples in flight at once, for a server that batches (--backend openai on vllm serve or "
+        "llama-server -np N). Seconds per sample then include waiting for the others.",
+    ),
     data_seed: int = typer.Option(42, "--data-seed", rich_help_panel=_RUN_HELP, help="Seed of the samples."),
     rag_passage_tokens: int = typer.Option(
         512, "--rag-passage-tokens", min=16, rich_help_panel=_RUN_HELP, help="bm25: tokens per passage."
@@ -87,7 +92,7 @@ def bench(
     Every finished sample is one line of OUT/results.jsonl; running the same command again skips them.
     """
     _run(tasks=list(tasks or []), lengths=lengths, samples=samples, methods=methods, out=out, smoke=smoke,
-         report_only=report_only, data_seed=data_seed, rag_passage_tokens=rag_passage_tokens, rag_k=rag_k,
+         report_only=report_only, parallel=parallel, data_seed=data_seed, rag_passage_tokens=rag_passage_tokens, rag_k=rag_k,
          model=model, backend=backend, backend_options=options.backend_options(ctx.params),
          loop=options.loop_settings(ctx.params),
          quiet=quiet, json_output=json_output)
@@ -129,13 +134,14 @@ def _describe(record: dict[str, Any]) -> str:
 
 
 def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[str], out: Path | None,
-         smoke: bool, report_only: bool, data_seed: int, rag_passage_tokens: int, rag_k: int | None,
+         smoke: bool, report_only: bool, parallel: int, data_seed: int, rag_passage_tokens: int, rag_k: int | None,
          model: str | None, backend: str | None, backend_options: dict[str, Any], loop: dict[str, Any],
          quiet: bool, json_output: bool) -> None:
     import json
     import signal
 
     from memread import paths
+    from memread.backends import default_backend
     from memread.bench import run as bench_run
     from memread.bench.report import markdown, write_report
     from memread.bench.results import ResultsFolder
@@ -157,6 +163,8 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
             backend_options = {**backend_options, "context_length": bench_run.SMOKE_CONTEXT}
     else:
         plan = _plan(tasks, lengths, samples, methods, data_seed, rag_passage_tokens, rag_k, loop)
+    if parallel > 1 and backend_options.get("concurrency") is None and (backend or default_backend()) == "openai":
+        backend_options = {**backend_options, "concurrency": parallel}  # the client must let them all through
     engine = _create_backend(env, model, backend, backend_options, plan.settings.loop.seed)
 
     def stop(_signum: int, _frame: Any) -> None:  # `kill PID` ends a long sweep like Ctrl-C does
@@ -177,7 +185,7 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
                 env.err(f"{key}: done already, skipped")
 
         try:
-            result = bench_run.run_sweep(plan, engine, folder, on_result=show, on_skip=skipped)
+            result = bench_run.run_sweep(plan, engine, folder, parallel=parallel, on_result=show, on_skip=skipped)
         except KeyboardInterrupt:
             records = ResultsFolder(folder).records()
             if records:
