@@ -130,13 +130,16 @@ def _sample(golds: tuple[str, ...], metric: str) -> Sample:
 def test_scores_take_the_best_gold_count_failures_as_zero_and_recall_partial_values() -> None:
     qa = _sample(("Paris", "City of Paris"), "qa")
     assert score(qa, Outcome("ok", prediction="paris", reply="\\boxed{City of Paris}", boxed=True)) == {
-        "lenient": 1.0, "strict": 1.0, "f1": 1.0, "recall": 1.0}
+        "lenient": 1.0, "strict": 1.0, "f1": 1.0, "recall": 1.0, "kept": None}
     assert score(qa, Outcome("ok", prediction="The", reply="\\boxed{The}", boxed=True))["lenient"] == 0.0
     # No box: the whole reply is the answer (as `memread ask` shows it); only the strict verifier needs the box.
     unboxed = score(qa, Outcome("ok", prediction="Paris", reply="Paris", boxed=False))
     assert unboxed["lenient"] == 1.0 and unboxed["strict"] == 0.0
     assert score(qa, Outcome("error", error="server went away")) == {
-        "lenient": 0.0, "strict": 0.0, "f1": 0.0, "recall": 0.0}
+        "lenient": 0.0, "strict": 0.0, "f1": 0.0, "recall": 0.0, "kept": None}
+    # The gold still in the final memory, though the answer is wrong: a failure of answering, not of reading.
+    kept = score(qa, Outcome("ok", prediction="Lyon", reply="\\boxed{Lyon}", boxed=True, kept="It is in paris."))
+    assert kept["lenient"] == 0.0 and kept["kept"] == 1.0
     many = _sample(("1234567", "7654321"), "recall")
     scored = score(many, Outcome("ok", prediction="1234567 and 1111111", reply="\\boxed{1234567 and 1111111}",
                                  boxed=True))
@@ -178,6 +181,8 @@ def test_a_sweep_interleaves_methods_scores_failures_as_zero_and_marks_full_cont
                     for m in ("overwrite", "full", "bm25")]
     by_key = {r["key"]: r for r in result.records}
     assert by_key["niah-single/4000/1/overwrite"]["score"] == 1.0  # the loop carried the needle to the answer
+    assert by_key["niah-single/4000/1/overwrite"]["scores"]["kept"] == 1.0  # in the final memory too
+    assert by_key["niah-single/4000/1/full"]["scores"]["kept"] is None  # no kept text: the whole document
     assert by_key["niah-single/1000/0/full"]["score"] == 1.0
     assert by_key["niah-single/4000/0/full"]["status"] == "n/a" and by_key["niah-single/4000/0/full"]["score"] is None
     failed = by_key["niah-single/1000/0/bm25"]

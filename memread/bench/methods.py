@@ -72,6 +72,9 @@ class Outcome:
     exited_at: int | None = None
     error: str | None = None
     note: str | None = None
+    # The text the final answer was given from when it is not the whole document: the final memory (loop) or
+    # the retrieved passages (BM25-RAG). Whether the gold is still in it tells reading failures from answering.
+    kept: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -146,7 +149,7 @@ def _run_loop(strategy: str, sample: Sample, backend: Backend, settings: LoopSet
         prefill_tokens=sum(s.prompt_tokens for s in timed),
         prefill_seconds=sum(s.prompt_seconds or 0.0 for s in timed),
         model_seconds=finished.model_seconds if finished else 0.0,
-        chunks_read=finished.chunks_read if finished else None, exited_at=result.exited_at)
+        chunks_read=finished.chunks_read if finished else None, exited_at=result.exited_at, kept=result.memory)
 
 
 def _one_call(prompt: str, backend: Backend, settings: LoopSettings) -> tuple[Outcome, Completion | None]:
@@ -199,4 +202,5 @@ def _run_bm25(sample: Sample, backend: Backend, settings: MethodSettings) -> Out
     prompt = one_prompt(sample.question, text, retrieved=True, style=settings.loop.final_prompt)
     outcome = _one_call(prompt, backend, settings.loop)[0]
     outcome.note = f"passages {[hit.key for hit in hits]} of {settings.rag_passage_tokens} tokens"
+    outcome.kept = text if hits else ""
     return outcome

@@ -44,6 +44,8 @@ class Cell:
     strict: float | None
     f1: float | None
     recall: float | None
+    kept: float | None  # share of samples whose final memory / retrieved passages still hold the gold
+    kept_n: int  # samples that recorded that text (results made before it was recorded have none)
     seconds: float | None  # mean wall seconds per scored sample
     prompt_tokens: float | None
     completion_tokens: float | None
@@ -95,7 +97,8 @@ def cells(records: Iterable[dict[str, Any]]) -> list[Cell]:
             unparsed=sum(1 for r in scored if r.get("status") == "ok" and not r.get("boxed")),
             accuracy=_mean([r.get("score") for r in scored]),
             lenient=_mean(scores["lenient"]), strict=_mean(scores["strict"]), f1=_mean(scores["f1"]),
-            recall=_mean(scores["recall"]),
+            recall=_mean(scores["recall"]), kept=_mean(scores["kept"]),
+            kept_n=sum(1 for value in scores["kept"] if value is not None),
             seconds=wall / len(scored) if scored else None,
             prompt_tokens=_mean([r.get("prompt_tokens") for r in scored]),
             completion_tokens=_mean([r.get("completion_tokens") for r in scored]),
@@ -119,6 +122,12 @@ def _num(value: float | None, digits: int = 0) -> str:
     if value is None:
         return "—"
     return f"{value:,.{digits}f}"
+
+
+def _kept(cell: Cell) -> str:
+    if cell.kept is None:
+        return "—"
+    return _pct(cell.kept) + ("" if cell.kept_n == cell.n else f" (of {cell.kept_n})")
 
 
 def markdown(records: Sequence[dict[str, Any]], *, title: str = "memread bench") -> str:
@@ -157,16 +166,18 @@ def markdown(records: Sequence[dict[str, Any]], *, title: str = "memread bench")
                 else:
                     row.append(f"{_pct(cell.accuracy)} ({cell.n})")
             lines.append("| " + " | ".join(row) + " |")
-        lines += ["", "| length | method | n | N/A | failed | unboxed | lenient % | strict % | F1 % | recall % | s/sample "
-                      "| doc tokens | prompt tok/sample | completion tok/sample | × prefill floor |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += ["", "| length | method | n | N/A | failed | unboxed | lenient % | strict % | F1 % | recall % | gold kept % "
+                      "| s/sample | doc tokens | prompt tok/sample | completion tok/sample | × prefill floor |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for c in task_cells:
             lines.append(
                 f"| {length_label(c.length, unit)} | {METHOD_LABELS.get(c.method, c.method)} | {c.n} | {c.na} | "
                 f"{c.errors} | {c.unparsed} | {_pct(c.lenient)} | {_pct(c.strict)} | {_pct(c.f1)} | {_pct(c.recall)} | "
-                f"{_num(c.seconds, 1)} | {_num(c.doc_tokens)} | {_num(c.prompt_tokens)} | "
+                f"{_kept(c)} | {_num(c.seconds, 1)} | {_num(c.doc_tokens)} | {_num(c.prompt_tokens)} | "
                 f"{_num(c.completion_tokens)} | {_num(c.floor_ratio, 2)} |")
-        lines.append("")
+        lines += ["", "Gold kept: the share of samples whose final memory (strategies) or retrieved passages (BM25-RAG) "
+                      "still hold a gold answer; kept but answered wrong is an answering failure, not a reading one.",
+                  ""]
     return "\n".join(lines)
 
 

@@ -45,33 +45,41 @@ CONFIG_NAME = "run.json"
 def score(sample: Sample, outcome: Outcome) -> dict[str, float | None]:
     """Every score of one outcome, each in [0, 1] (``strict`` None for multi-value samples)."""
     return score_values(sample.metric, sample.golds, status=outcome.status, prediction=outcome.prediction,
-                        reply=outcome.reply)
+                        reply=outcome.reply, kept=outcome.kept)
 
 
 def score_values(metric: str, golds: Sequence[str], *, status: str, prediction: str | None,
-                 reply: str) -> dict[str, float | None]:
+                 reply: str, kept: str | None = None) -> dict[str, float | None]:
     """The scores from what a record stores, so a report can re-score old results with today's rules.
 
     A failed call scores 0 everywhere. The prediction is the answer ``memread ask`` shows (the last
     ``\\boxed{}``, else the whole final reply); an empty one matches nothing. Only ``strict`` needs the box, as
-    MemAgent's verifiers do."""
+    MemAgent's verifiers do. ``kept`` (the final memory, or BM25's passages) is scored like ``recall``: is the
+    gold still in what the answer was given from (None when there is no such text, or the call failed)."""
     multi = len(golds) > 1 and metric == "recall"
     if status != "ok":
-        return {"lenient": 0.0, "strict": None if multi else 0.0, "f1": 0.0, "recall": 0.0}
+        return {"lenient": 0.0, "strict": None if multi else 0.0, "f1": 0.0, "recall": 0.0, "kept": None}
     return {
         "lenient": float(lenient_match(prediction, golds)),
         "strict": None if multi else float(strict_match(reply, golds)),
         "f1": f1_score(prediction, golds),
-        # Golds of a QA item are alternatives (any one is right); those of NIAH/VT are all to be found.
-        "recall": (multi_value_recall(prediction, golds) if metric == "recall"
-                   else max(multi_value_recall(prediction, [gold]) for gold in golds)),
+        "recall": _recall(metric, prediction, golds),
+        "kept": None if kept is None else _recall(metric, kept, golds),
     }
+
+
+def _recall(metric: str, text: str | None, golds: Sequence[str]) -> float:
+    # Golds of a QA item are alternatives (any one is right); those of NIAH/VT are all to be found.
+    if metric == "recall":
+        return multi_value_recall(text, golds)
+    return max((multi_value_recall(text, [gold]) for gold in golds), default=0.0)
 
 
 def rescore(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with ``scores`` and ``score`` recomputed by :func:`score_values`."""
     scores = score_values(record.get("metric", "qa"), record.get("golds") or [], status=record.get("status", "error"),
-                          prediction=record.get("prediction"), reply=record.get("reply") or "")
+                          prediction=record.get("prediction"), reply=record.get("reply") or "",
+                          kept=record.get("kept"))
     main = None if record.get("status") == "n/a" else scores[primary(record.get("metric", "qa"))]
     return {**record, "scores": scores, "score": main}
 
