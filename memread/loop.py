@@ -47,7 +47,7 @@ from memread.events import (
     StepStarted,
     Warned,
 )
-from memread.prompts import FINAL_PROMPTS, LAYOUTS
+from memread.prompts import FINAL_PROMPTS, LAYOUTS, NO_MEMORY
 from memread.strategies import Strategy, create_strategy, strategy_names
 from memread.strategies.base import State, StepPlan
 from memread.tokens import Tokenizer
@@ -299,6 +299,14 @@ class Loop:
     def _answer(self, state: dict[int, State], totals: _Totals, steps_read: int,
                 exited_at: dict[int, int | None]) -> list[LaneResult]:
         lanes = list(range(len(self.questions)))
+        for lane in lanes:
+            if totals.steps.get(lane) and self.strategy.memory(state[lane]).strip() in ("", NO_MEMORY):
+                # Said before the answer arrives, because nothing in the answer shows it: the model kept
+                # nothing (a gate that said "no" to every chunk, replies it could not parse), so what it
+                # answers comes from what it already knew, not from the document.
+                self._emit(Warned(message=f"question {lane + 1}: nothing from the document made it into the memory "
+                                          f"in {totals.steps[lane]} chunk(s), so the answer comes from the "
+                                          "model's own knowledge, not from the text", lane=lane))
         plans = {lane: self.strategy.plan_final(lane, self.questions[lane], state[lane]) for lane in lanes}
         seed = None if self.settings.seed is None else self.settings.seed + steps_read
         completions, seconds = self._complete(

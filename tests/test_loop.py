@@ -11,7 +11,16 @@ from memread.backends.base import ChatRequest, Completion
 from memread.backends.fake import FakeBackend
 from memread.document import Chunk, Span
 from memread.errors import BackendError, BudgetError
-from memread.events import Answered, Event, LaneExited, RunFinished, RunStarted, StepFinished, StepStarted
+from memread.events import (
+    Answered,
+    Event,
+    LaneExited,
+    RunFinished,
+    RunStarted,
+    StepFinished,
+    StepStarted,
+    Warned,
+)
 from memread.loop import Loop, LoopSettings
 from memread.trace import TraceWriter, read_trace
 
@@ -167,6 +176,28 @@ def test_a_missing_box_is_answered_with_the_whole_reply_and_a_warning() -> None:
     assert result.answer == "It was Ada." and not result.boxed
     answered = [e for e in events if isinstance(e, Answered)][0]
     assert answered.warnings and "\\boxed{}" in answered.warnings[0]
+
+
+def test_a_memory_that_kept_nothing_from_the_document_is_said_before_the_answer() -> None:
+    # An untrained model behind the gated strategy says "no" to every chunk: the answer is its own knowledge.
+    def reply(request: ChatRequest) -> str:
+        if request.messages[-1].content.endswith("Your answer:\n"):
+            return "\\boxed{Ada}"
+        return "<think>Nothing here.</think>\n<check>no</check>\n<update>No previous memory</update><next>continue</next>"
+
+    events: list[Event] = []
+    [result] = Loop(FakeBackend(reply), ["Who?"], LoopSettings(strategy="gated", chunk_tokens=100),
+                    [events.append]).run(chunks()[:3])
+    assert result.answer == "Ada"
+    warned = [i for i, e in enumerate(events) if isinstance(e, Warned) and "nothing from the document" in e.message]
+    assert len(warned) == 1 and "3 chunk(s)" in events[warned[0]].message and events[warned[0]].lane == 0
+    assert warned[0] < next(i for i, e in enumerate(events) if isinstance(e, Answered))
+
+    # A memory that took something from the text: no such warning.
+    events.clear()
+    Loop(FakeBackend(lambda r: "\\boxed{Ada}" if "Your answer" in r.messages[-1].content else "Ada built it."),
+         ["Who?"], LoopSettings(chunk_tokens=100), [events.append]).run(chunks()[:3])
+    assert not [e for e in events if isinstance(e, Warned)]
 
 
 def test_system_message_and_therefore_prompt_are_passed_through() -> None:
