@@ -104,17 +104,31 @@ def final_answer(reply: str, *, style: str = "boxed") -> tuple[str, bool]:
 
     ``style`` "boxed": the last ``\\boxed{}``; "therefore": a box if there is one (models box anyway),
     else the text after the last "the answer is". Thinking before ``</think>`` is ignored. When
-    nothing is found the whole reply (stripped) is returned with False, and the caller warns.
+    nothing is found the reply after its thinking (or, if that is empty, the whole reply), stripped, is
+    returned with False, and the caller warns.
     """
     text = strip_thinking(reply)
     boxed = extract_boxed(text)
     if boxed is not None:
-        return boxed, True
+        return unwrap_text_commands(boxed), True
     if style == "therefore":
         after = extract_therefore(text)
         if after:
-            return extract_boxed(after) or after, True
-    return text.strip(), False
+            return unwrap_text_commands(extract_boxed(after) or after), True
+    # Nothing after the thinking (a reply cut off at "</think>"): show the whole reply rather than nothing.
+    return text.strip() or reply.strip(), False
+
+
+_TEXT_COMMAND = re.compile(r"\\(?:text|textbf|textit|textrm|textsf|texttt|mathrm|mathbf|mbox|emph)\s*\{([^{}]*)\}")
+
+
+def unwrap_text_commands(answer: str) -> str:
+    """``\\text{Discovery Zone}`` → ``Discovery Zone``: models box words inside LaTeX text commands, which
+    mean nothing to a reader (or to the F1 score). Other LaTeX is left as it is."""
+    previous = None
+    while previous != answer:
+        previous, answer = answer, _TEXT_COMMAND.sub(lambda match: match.group(1), answer)
+    return answer.strip()
 
 
 # --- verifiers -------------------------------------------------------------------------------------------

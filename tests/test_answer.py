@@ -31,6 +31,15 @@ def test_extract_boxed(reply: str, expected: str | None) -> None:
     assert extract_boxed(reply) == expected
 
 
+def test_a_boxed_answer_loses_latex_text_commands_but_keeps_other_latex() -> None:
+    # Seen from Qwen2.5-Coder-1.5B on RULER-HotpotQA: \\boxed{\\text{Discovery Zone}}.
+    assert final_answer("\\boxed{\\text{Discovery Zone}}") == ("Discovery Zone", True)
+    assert final_answer("\\boxed{\\text{ silk, incense, }\\textbf{perfume}}") == ("silk, incense, perfume", True)
+    assert final_answer("\\boxed{\\textbf{\\text{No}}}") == ("No", True)
+    assert final_answer("\\boxed{\\frac{1}{2}}") == ("\\frac{1}{2}", True)
+    assert final_answer("The answer is \\text{x}.") == ("The answer is \\text{x}.", False)  # unboxed: as written
+
+
 def test_final_answer_falls_back_to_the_whole_reply() -> None:
     assert final_answer("<think>maybe \\boxed{x}</think> It is \\boxed{Oslo}.") == ("Oslo", True)
     assert final_answer("<think>\\boxed{wrong}</think> It is Oslo.") == ("It is Oslo.", False)

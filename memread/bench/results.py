@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memread.answer import f1_score, lenient_match, multi_value_recall, strict_match
+from memread.answer import f1_score, lenient_match, multi_value_recall, strict_match, unwrap_text_commands
 from memread.bench.methods import Outcome
 from memread.bench.tasks import Sample
 from memread.errors import TraceError, UsageError
@@ -78,10 +78,15 @@ def _recall(metric: str, text: str | None, golds: Sequence[str]) -> float:
 def rescore(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with ``scores`` and ``score`` recomputed by :func:`score_values`."""
     scores = score_values(record.get("metric", "qa"), record.get("golds") or [], status=record.get("status", "error"),
-                          prediction=record.get("prediction"), reply=record.get("reply") or "",
+                          prediction=_today(record.get("prediction"), record.get("boxed")), reply=record.get("reply") or "",
                           kept=record.get("kept"))
     main = None if record.get("status") == "n/a" else scores[primary(record.get("metric", "qa"))]
     return {**record, "scores": scores, "score": main}
+
+
+def _today(prediction: str | None, boxed: object) -> str | None:
+    """A stored prediction as today's answer extraction gives it (LaTeX text commands unwrapped)."""
+    return unwrap_text_commands(prediction) if prediction and boxed else prediction
 
 
 def primary(metric: str) -> str:
