@@ -164,8 +164,9 @@ def test_kill_9_mid_run_then_resume_reaches_the_uninterrupted_result(
     assert _final(result) == _final(expected)
 
 
-def test_ctrl_c_exits_130_and_says_how_to_resume(
-    smollm2_path: Path, tmp_path: Path, child_env: dict[str, str]
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
+def test_ctrl_c_or_kill_exits_130_and_says_how_to_resume(
+    stop: signal.Signals, smollm2_path: Path, tmp_path: Path, child_env: dict[str, str]
 ) -> None:
     trace = tmp_path / "interrupted.jsonl"
     run = _cli("ask", str(SAMPLE), QUESTION, "--model", str(smollm2_path), *SMALL, "--chunk-tokens", "200",
@@ -173,7 +174,7 @@ def test_ctrl_c_exits_130_and_says_how_to_resume(
     deadline = time.time() + 600
     while _steps_in(trace) < 1 and run.poll() is None and time.time() < deadline:
         time.sleep(0.05)
-    run.send_signal(signal.SIGINT)
+    run.send_signal(stop)  # kill PID: SIGTERM, the only polite stop for a background job (SIGINT ignored)
     _, err = run.communicate(timeout=120)
     assert run.returncode == 130, err
     assert "memread resume" in err and "Traceback" not in err

@@ -3,6 +3,7 @@ them and turns :class:`~memread.errors.MemreadError` into one line, a hint and a
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import Any
 
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     from memread.cli.environment import current
 
     plugins.set_warning_handler(lambda message: current().err(f"warning: {message}"))
+    previous = _stop_on_sigterm()
     try:
         result = app(args=argv, prog_name="memread", standalone_mode=False)
     except MemreadError as error:
@@ -101,4 +103,24 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(int(ExitStatus.USAGE) if error.exit_code == 2 else error.exit_code)
     except typer.Exit as error:
         sys.exit(error.exit_code)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+def _stop_on_sigterm() -> Any:
+    """``kill PID`` (SIGTERM: also `timeout`, `docker stop`, systemd) stops a run like Ctrl-C: the trace records
+    the interruption and the resume hint is printed. This matters for background jobs, which start with
+    SIGINT ignored, so that SIGTERM is the only polite way to stop them. Returns the previous handler, or None
+    when SIGTERM was not left at its default (an embedding application's choice stands)."""
+
+    def stop(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return None
+        return signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread
+        return None

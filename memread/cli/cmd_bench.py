@@ -138,7 +138,6 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
          model: str | None, backend: str | None, backend_options: dict[str, Any], loop: dict[str, Any],
          quiet: bool, json_output: bool) -> None:
     import json
-    import signal
 
     from memread import paths
     from memread.backends import default_backend
@@ -167,11 +166,7 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
         backend_options = {**backend_options, "concurrency": parallel}  # the client must let them all through
     engine = _create_backend(env, model, backend, backend_options, plan.settings.loop.seed)
 
-    def stop(_signum: int, _frame: Any) -> None:  # `kill PID` ends a long sweep like Ctrl-C does
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    result = None
+    result = None  # `kill PID` ends a long sweep like Ctrl-C does (memread.cli.app turns SIGTERM into it)
     try:
         for warning in getattr(engine, "warnings", []):
             env.err(f"warning: {warning}")
@@ -195,7 +190,6 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
             env.err("hint: run the same command again to continue where it stopped")
             raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
     finally:
-        signal.signal(signal.SIGTERM, previous)
         engine.close()
     if not quiet:
         env.err(f"{result.ran} samples run, {result.skipped} already done; results in {folder}")
