@@ -31,7 +31,7 @@ def test_the_engine_is_built_for_memreads_budget_and_parallelism(fake_vllm: Modu
         "distributed_executor_backend": "ray",
     }
     assert backend.name == "vllm" and backend.context_length == 9000
-    assert backend.reports_stop_reason  # the loop can trust stop_reason for </recall> and <check>no</check>
+    assert backend.capabilities.names_stop_strings  # the loop can trust stop_reason for </recall> and <check>no</check>
 
 
 def test_the_default_engine_leaves_the_executor_to_vllm(fake_vllm: ModuleType) -> None:

@@ -17,17 +17,20 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from memread.backends.base import Backend, ChatRequest, Completion, Message
+from memread.backends.base import Backend, Capabilities, ChatRequest, Completion, Message, capabilities
 from memread.errors import UsageError
 from memread.registry import Registry
 
 __all__ = [
     "DEFAULT_BACKEND",
     "Backend",
+    "Capabilities",
     "ChatRequest",
     "Completion",
     "Message",
+    "backend_capabilities",
     "backend_names",
+    "capabilities",
     "create_backend",
     "default_backend",
     "register_backend",
@@ -62,7 +65,19 @@ def backend_names() -> list[str]:
 def _load_plugins() -> None:
     from memread import plugins
 
-    plugins.load("backends")
+    plugins.load("backends", _register_plugin)
+
+
+def _register_plugin(plugin: Any) -> str:
+    from memread import plugins
+
+    register_backend(plugin.name, plugin.target, origin=plugin.distribution)
+    return plugins.REGISTERED
+
+
+def validate_plugin(plugin: Any, obj: Any) -> str | None:
+    """Why the object a ``memread.backends.v1`` entry point names is not a backend factory (None: it is one)."""
+    return None if callable(obj) else f"{plugin.value} is not callable (a backend factory)"
 
 
 def default_backend() -> str:
@@ -84,6 +99,17 @@ def create_backend(name: str | None = None, *, model: str | None = None, **optio
     if name not in _BACKENDS:
         raise UsageError(f"unknown backend {name!r}", hint=f"choose one of: {', '.join(_BACKENDS.names())}")
     return _load(name)(model=model, **options)
+
+
+def backend_capabilities(name: str | None = None) -> Capabilities:
+    """What backend ``name`` (None: the default) can do, as its factory declares (``factory.capabilities``),
+    before it is created. Imports the backend's module."""
+    name = name or default_backend()
+    _load_plugins()
+    if name not in _BACKENDS:
+        raise UsageError(f"unknown backend {name!r}", hint=f"choose one of: {', '.join(_BACKENDS.names())}")
+    declared = getattr(_load(name), "capabilities", None)
+    return declared if isinstance(declared, Capabilities) else Capabilities()
 
 
 def _load(name: str) -> BackendFactory:

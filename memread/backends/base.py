@@ -44,15 +44,44 @@ class Completion:
     extra: dict[str, object] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do. The loop, the run's backend builder and ``memread bench`` ask this, never a
+    backend's name. A backend declares it as ``capabilities`` (class or instance attribute; an instance may
+    refine it once it knows its server); its registry factory carries the same as ``factory.capabilities``
+    for what is decided before the backend exists. Everything defaults to the cautious answer.
+    """
+
+    # Completion.stop_reason always names the stop string that fired (None then means a natural end).
+    names_stop_strings: bool = False
+    # Message contents are always tokenized as plain text: a document holding "<|im_end|>" can never become a
+    # control token. Otherwise the loop breaks such strings itself (memread.backends.text_guard).
+    tokenizes_text_safely: bool = False
+    # complete() may be called from several threads at once (a batching server): bench --parallel.
+    concurrent_calls: bool = False
+    # What the factory takes from the run's backend builder (memread.run.open_backend):
+    sizes_context: bool = False  # needs=: a function tokenizer -> tokens the run needs; the engine allocates it
+    pulls_models: bool = False  # progress=: a callback for model downloads (memread.models.PullProgress)
+    seeded_at_load: bool = False  # seed=: the engine takes its sampling seed when it loads
+
+
+def capabilities(backend: object) -> Capabilities:
+    """``backend.capabilities``; for a backend written before they existed (a plugin), its older attributes
+    ``tokenizes_text_safely``, ``concurrent_calls`` and ``reports_stop_reason``."""
+    declared = getattr(backend, "capabilities", None)
+    if isinstance(declared, Capabilities):
+        return declared
+    return Capabilities(names_stop_strings=bool(getattr(backend, "reports_stop_reason", False)),
+                        tokenizes_text_safely=bool(getattr(backend, "tokenizes_text_safely", False)),
+                        concurrent_calls=bool(getattr(backend, "concurrent_calls", False)))
+
+
 @runtime_checkable
 class Backend(Protocol):
     """An inference engine. Implementations: llama.cpp (in-process), OpenAI-compatible HTTP, vLLM.
 
-    Optional capabilities, read with ``getattr`` and a safe default: ``tokenizes_text_safely`` (True only
-    when message contents are always tokenized as plain text, so a document containing ``<|im_end|>`` can
-    never become a control token; the loop otherwise breaks such strings itself, see
-    :mod:`memread.backends.text_guard`), ``concurrent_calls`` (True when ``complete`` may be called from
-    several threads at once, as a batching server allows), ``reports_stop_reason`` and ``warnings``.
+    What it can do beyond this protocol is its :class:`Capabilities` (``capabilities``); ``warnings`` lists
+    what the user should be told when it starts.
     """
 
     name: str  # "llamacpp" | "openai" | "vllm" | ...

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from memread.backends.base import ChatRequest, Completion, Message
+from memread.backends.base import Capabilities, ChatRequest, Completion, Message
 from memread.tokens import CharTokenizer, Tokenizer
 
 Reply = str | Completion
@@ -33,12 +33,12 @@ class FakeBackend:
         self.context_length = context_length
         self._tokenizer = tokenizer or CharTokenizer()
         self.model = model
-        self.reports_stop_reason = names_stops
         self.names_stops = names_stops
-        # False imitates a server that reads control-token strings in messages as control tokens, so the
-        # loop's text guard applies (memread.backends.text_guard).
-        self.tokenizes_text_safely = tokenizes_text_safely
-        self.concurrent_calls = concurrent_calls  # True: a scripted function answers, safe from threads
+        # tokenizes_text_safely=False imitates a server that reads control-token strings in messages as control
+        # tokens, so the loop's text guard applies (memread.backends.text_guard); concurrent_calls=True: a
+        # scripted function answers, safe from threads.
+        self.capabilities = Capabilities(names_stop_strings=names_stops, tokenizes_text_safely=tokenizes_text_safely,
+                                         concurrent_calls=concurrent_calls)
         self.calls: list[list[ChatRequest]] = []
         self.closed = False
 

@@ -35,7 +35,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import llama_cpp  # noqa: E402
 
-from memread.backends.base import ChatRequest, Completion, Message
+from memread.backends.base import Capabilities, ChatRequest, Completion, Message
 from memread.backends.chat_prompt import ChatPrompt, resolve_template
 from memread.backends.threads import default_threads, load_average, physical_cores
 from memread.errors import BackendError, BudgetError, UsageError
@@ -145,8 +145,10 @@ class LlamaCppBackend:
     """
 
     name = "llamacpp"
-    # Message contents are tokenized with special tokens off (see _render_tokens): no text guard needed.
-    tokenizes_text_safely = True
+    # Message contents are tokenized with special tokens off (see _render_tokens): no text guard needed. The
+    # context is allocated at load, so the factory sizes it from the run; models are pulled on first use.
+    capabilities = Capabilities(names_stop_strings=True, tokenizes_text_safely=True, sizes_context=True,
+                                pulls_models=True, seeded_at_load=True)
 
     def __init__(
         self,
@@ -374,13 +376,16 @@ def create(model: str | None = None, **options: Any) -> LlamaCppBackend:
     use unless ``pull=False``, with ``progress`` receiving :class:`memread.models.PullProgress`) and load it.
 
     Options: n_ctx (alias context_length), n_threads, seed, chat_format, n_batch, flash_attn, prefix_cache,
-    system. Options meant
-    for other backends must be None.
+    system, and ``needs``: a function tokenizer -> tokens the run needs, used when no context size is given
+    (the context is allocated at load: at least :data:`DEFAULT_CONTEXT`, more when the run needs it, never past
+    the model's training context, where the loop's budget check explains). Options meant for other backends
+    must be None.
     """
     from memread import models
 
     pull = options.pop("pull", True)
     progress = options.pop("progress", None)
+    needs = options.pop("needs", None)
     if options.get("context_length") is not None:
         options.setdefault("n_ctx", options.pop("context_length"))
     options.pop("context_length", None)
@@ -391,4 +396,11 @@ def create(model: str | None = None, **options: Any) -> LlamaCppBackend:
     known = {key: value for key, value in options.items() if key in _OPTIONS and value is not None}
     name = model or models.default_model()
     path = models.resolve(name, pull=pull, progress=progress)
+    if needs is not None and known.get("n_ctx") is None:
+        size = max(DEFAULT_CONTEXT, int(needs(LlamaTokenizer(path))))
+        training = _training_context(path)
+        known["n_ctx"] = min(size, training) if training else size
     return LlamaCppBackend(path, model_name=name, **known)
+
+
+create.capabilities = LlamaCppBackend.capabilities  # type: ignore[attr-defined]

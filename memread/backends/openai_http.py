@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memread.backends.base import ChatRequest, Completion, Message
+from memread.backends.base import Capabilities, ChatRequest, Completion, Message
 from memread.backends.http_client import ServerClient
 from memread.backends.http_tokenize import ServerTokenizer, TokenizeRoute, detect_route
 from memread.errors import BackendError, BudgetError
@@ -57,8 +57,9 @@ class OpenAIBackend:
     name = "openai"
     # The server renders the chat template and tokenizes the result itself; llama_cpp.server (measured) and
     # others read control-token strings in a message as control tokens. The loop guards the text.
-    tokenizes_text_safely = False
-    concurrent_calls = True  # complete() may be called from several threads (the slots bound them together)
+    # complete() may be called from several threads (the slots bound them together). Only vLLM says which stop
+    # string ended a reply (choices[].stop_reason); that is known once the server is probed.
+    capabilities = Capabilities(concurrent_calls=True)
 
     def __init__(
         self,
@@ -103,7 +104,8 @@ class OpenAIBackend:
             self._sampling_fields = _PLAIN_SAMPLING.get(route.server if route else "", {})
             # Only vLLM says which stop string ended a reply (choices[].stop_reason); the loop must infer it
             # for the others.
-            self.reports_stop_reason = route is not None and route.server == "vllm"
+            self.capabilities = Capabilities(concurrent_calls=True,
+                                             names_stop_strings=route is not None and route.server == "vllm")
             self._tokenizer: Tokenizer
             if route is not None:
                 self._tokenizer = ServerTokenizer(self.server.post_json, route, self.model)
@@ -334,3 +336,6 @@ def create(model: str | None = None, **options: Any) -> OpenAIBackend:
         raise UsageError(f"the openai backend does not take {', '.join(unknown)}",
                          hint="that option is for the llamacpp or vllm backend (--backend)")
     return OpenAIBackend(model, **{k: v for k, v in options.items() if v is not None})
+
+
+create.capabilities = OpenAIBackend.capabilities  # type: ignore[attr-defined]

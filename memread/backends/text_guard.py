@@ -7,7 +7,7 @@ document could then close the user's turn and write its own. Measured, not assum
 llama_cpp.server`` reads ``<|im_end|>`` in a message as one control token (SmolLM2: 39 prompt tokens where
 the text takes 44), and vLLM's ``LLM.chat`` renders and tokenizes the same way.
 
-A backend says what it guarantees with ``tokenizes_text_safely``: True when message contents are tokenized
+A backend says what it guarantees with ``Capabilities.tokenizes_text_safely``: True when message contents are tokenized
 as plain text whatever they contain (the in-process llama.cpp backend renders the template around
 placeholders and tokenizes contents with special tokens off). For every other backend — the OpenAI-compatible
 server, vLLM, and any plugin that does not say — :func:`guard` wraps it so that each control-token string in
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from memread.backends.base import Backend, ChatRequest, Completion, Message
+from memread.backends.base import Backend, Capabilities, ChatRequest, Completion, Message, capabilities
 from memread.tokens import Tokenizer
 
 # U+2060 WORD JOINER: invisible, no width, no meaning of its own (unlike U+200D, which joins emoji).
@@ -55,7 +55,7 @@ def neutralise(text: str) -> tuple[str, list[str]]:
 
 def tokenizes_text_safely(backend: object) -> bool:
     """Whether ``backend`` promises that message contents are tokenized as plain text (default: no)."""
-    return bool(getattr(backend, "tokenizes_text_safely", False))
+    return capabilities(backend).tokenizes_text_safely
 
 
 def guard(backend: Backend) -> Backend:
@@ -86,10 +86,8 @@ class GuardedBackend:
     """A backend whose message contents are sent with control-token strings broken (see the module doc).
 
     ``found`` lists each distinct control string neutralised so far, in the order first seen; anything not
-    defined here (``warnings``, ``reports_stop_reason``, ``tokenizer_source`` …) is the wrapped backend's.
+    defined here (``warnings``, ``tokenizer_source`` …) is the wrapped backend's.
     """
-
-    tokenizes_text_safely = True  # now it does
 
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
@@ -103,6 +101,10 @@ class GuardedBackend:
         if name == "inner" or name.startswith("__"):  # not set yet (copy, pickle): no recursion
             raise AttributeError(name)
         return getattr(self.inner, name)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return replace(capabilities(self.inner), tokenizes_text_safely=True)  # now it does
 
     @property
     def tokenizer(self) -> Tokenizer:

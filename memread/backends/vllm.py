@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from memread.backends.base import ChatRequest, Completion, Message
+from memread.backends.base import Capabilities, ChatRequest, Completion, Message
 from memread.errors import BackendError, BudgetError, UsageError
 from memread.tokens import Tokenizer
 
@@ -34,7 +34,9 @@ class VllmBackend:
     name = "vllm"
     # LLM.chat renders the template to a string and tokenizes it with the added special tokens matched
     # anywhere, document text included. The loop guards the text.
-    tokenizes_text_safely = False
+    # CompletionOutput.stop_reason names the stop string that fired. Message contents go through the chat
+    # template as text, which vLLM tokenizes with special tokens on: the loop guards the text.
+    capabilities = Capabilities(names_stop_strings=True)
 
     def __init__(
         self,
@@ -81,7 +83,6 @@ class VllmBackend:
         self._sampling_params = vllm.SamplingParams
         self._tokenizer = EngineTokenizer(self._llm.get_tokenizer(), model)
         self.tokenizer_source = "vllm"
-        self.reports_stop_reason = True  # CompletionOutput.stop_reason names the stop string that fired
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -199,3 +200,6 @@ def create(model: str | None = None, **options: Any) -> VllmBackend:
     if executor not in (None, "mp", "ray"):
         raise UsageError(f"unknown distributed executor backend {executor!r}", hint="use mp or ray")
     return VllmBackend(model, **{k: v for k, v in options.items() if v is not None})
+
+
+create.capabilities = VllmBackend.capabilities  # type: ignore[attr-defined]

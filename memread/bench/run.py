@@ -9,17 +9,18 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memread.backends.base import Backend
+from memread.backends.base import Backend, capabilities
 from memread.bench import data
-from memread.bench.methods import METHODS, MethodSettings, one_prompt, run_method
+from memread.bench.methods import MethodSettings, is_strategy, method_names, one_prompt, run_method
 from memread.bench.results import ResultsFolder, make_record, record_key
 from memread.bench.tasks import build_sample, get_task
 from memread.errors import UsageError
-from memread.loop import LoopSettings
+from memread.settings import Settings as LoopSettings
+from memread.strategies import strategy_class
 
 DEFAULT_DATA_SEED = 42  # RULER's and MemAgent's random_seed
 
@@ -38,13 +39,20 @@ class BenchPlan:
     def __post_init__(self) -> None:
         for task in self.tasks:
             get_task(task)
-        unknown = [m for m in self.methods if m not in METHODS]
+        known = method_names()
+        unknown = [m for m in self.methods if m not in known]
         if unknown:
-            raise UsageError(f"unknown method {unknown[0]!r}", hint=f"choose from: {', '.join(METHODS)}")
+            raise UsageError(f"unknown method {unknown[0]!r}", hint=f"choose from: {', '.join(known)}")
         if not self.tasks or not self.lengths or not self.methods:
             raise UsageError("nothing to run", hint="give at least one task, length and method")
         if self.samples < 1:
             raise UsageError("--samples must be at least 1", hint="e.g. --samples 24")
+        strategies = [m for m in self.methods if is_strategy(m)]
+        takes = {f.name for m in strategies for f in strategy_class(m).option_fields()}
+        for name in self.settings.loop.options:
+            if name not in takes:
+                raise UsageError(f"no method of this sweep takes the strategy option {name.replace('_', '-')!r}",
+                                 hint=f"add a strategy that takes it to --methods ({', '.join(strategies) or 'none'} do not)")
 
 
 # CI preset: seconds on SmolLM2 with one thread. The window is small on purpose, so that full context does
@@ -95,7 +103,7 @@ def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1
     order they finish, and their seconds include waiting for the server's other requests.
     Ctrl-C (KeyboardInterrupt) propagates after the last finished sample is safely written.
     """
-    if parallel > 1 and not getattr(backend, "concurrent_calls", False):
+    if parallel > 1 and not capabilities(backend).concurrent_calls:
         raise UsageError(f"the {backend.name} backend runs one call at a time, so --parallel cannot help it",
                          hint="drop --parallel, or serve the model (vllm serve, llama-server -np N) and use "
                          "--backend openai")
@@ -179,18 +187,6 @@ def _run_concurrently(jobs: Iterator[tuple[str, int, int, list[str]]],
             keep(value)
         else:
             count -= 1
-
-
-def with_overrides(plan: BenchPlan, **changes: Any) -> BenchPlan:
-    """A copy of ``plan`` with some fields (or loop settings, via ``loop=dict``) changed."""
-    loop_changes = changes.pop("loop", None) or {}
-    settings_changes = changes.pop("settings", None) or {}
-    settings = plan.settings
-    if loop_changes:
-        settings = replace(settings, loop=replace(settings.loop, **loop_changes))
-    if settings_changes:
-        settings = replace(settings, **settings_changes)
-    return replace(plan, settings=settings, **changes)
 
 
 def parse_list(text: str | Sequence[str]) -> list[str]:
