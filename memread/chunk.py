@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from memread.document import Chunk, Provenance, Segment, Span
+from memread.document import Chunk, Mark, Provenance, Segment, Span
 from memread.errors import BudgetError, UsageError
 from memread.tokens import Tokenizer
 
@@ -230,7 +230,7 @@ class Chunker:
                 excess -= unit.tokens
             text = "".join(unit.text for unit in units)
             tokens = units[0].tokens if len(units) == 1 else self._count(text)
-        return Chunk(index, text, tokens, _spans(units)), carried
+        return Chunk(index, text, tokens, _spans(units), _marks(units)), carried
 
     # -- counting --------------------------------------------------------------------------------------------
 
@@ -302,6 +302,19 @@ def _last_space(text: str) -> int:
     """Index just after the last whitespace character in ``text`` (0 when there is none)."""
     match = _LAST[3].match(text, max(0, len(text) - _STITCH_CHARS - 1))
     return match.end() if match is not None else 0
+
+
+def _marks(units: list[_Unit]) -> tuple[Mark, ...]:
+    """A mark where each new source, page or chapter starts inside the chunk (lines are counted from it)."""
+    marks: list[Mark] = []
+    offset = 0
+    for unit in units:
+        where = unit.provenance
+        last = marks[-1].provenance if marks else None
+        if last is None or (where.source, where.page, where.chapter) != (last.source, last.page, last.chapter):
+            marks.append(Mark(offset, where, unit.line))
+        offset += len(unit.text)
+    return tuple(marks)
 
 
 def _spans(units: list[_Unit]) -> tuple[Span, ...]:

@@ -8,7 +8,7 @@ segment texts, so the chunker never invents or drops a character.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,16 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """Where the text from ``offset`` on (within its chunk) comes from, until the next mark: a new source, page
+    or chapter starts a mark. ``line`` is the source line at ``offset``; later lines are counted from it."""
+
+    offset: int
+    provenance: Provenance
+    line: int | None = None
+
+
+@dataclass(frozen=True)
 class Chunk:
     """A piece of the document that fits the token budget, with where it came from."""
 
@@ -115,6 +125,45 @@ class Chunk:
     text: str
     tokens: int  # counted with the tokenizer the chunker was given
     spans: tuple[Span, ...]  # one per source touched, in order
+    # Finer provenance inside the chunk, for locating a part of it (:meth:`locate`); kept by the chunker, not
+    # by traces (a chunk read back from a trace has none and locates to its spans).
+    marks: tuple[Mark, ...] = field(default=(), compare=False, repr=False)
 
     def describe(self) -> str:
         return "; ".join(span.describe() for span in self.spans)
+
+    def locate(self, start: int, end: int) -> tuple[Span, ...]:
+        """Where ``text[start:end]`` comes from: its own pages, chapter and lines when the chunk has marks, else
+        the chunk's spans."""
+        if not self.marks:
+            return self.spans
+        end = max(end, start + 1)
+        spans: list[Span] = []
+        for number, mark in enumerate(self.marks):
+            stop = self.marks[number + 1].offset if number + 1 < len(self.marks) else len(self.text)
+            low, high = max(start, mark.offset), min(end, stop)
+            if low >= high:
+                continue
+            where = mark.provenance
+            first = last = None
+            if mark.line is not None:
+                first = mark.line + self.text.count("\n", mark.offset, low)
+                last = first + self.text.count("\n", low, max(low, high - 1))
+            span = Span(where.source, page_first=where.page, page_last=where.page, label_first=where.page_label,
+                        label_last=where.page_label, chapters=(where.chapter,) if where.chapter else (),
+                        line_first=first, line_last=last)
+            if spans and spans[-1].source == span.source:  # one span per source, as the chunk's own
+                spans[-1] = _merged(spans[-1], span)
+            else:
+                spans.append(span)
+        return tuple(spans) or self.spans
+
+
+def _merged(a: Span, b: Span) -> Span:
+    chapters = a.chapters + tuple(c for c in b.chapters if c not in a.chapters)
+    return replace(a, page_first=a.page_first if a.page_first is not None else b.page_first,
+                   label_first=a.label_first if a.page_first is not None else b.label_first,
+                   page_last=b.page_last if b.page_last is not None else a.page_last,
+                   label_last=b.label_last if b.page_last is not None else a.label_last, chapters=chapters,
+                   line_first=a.line_first if a.line_first is not None else b.line_first,
+                   line_last=b.line_last if b.line_last is not None else a.line_last)
