@@ -64,6 +64,12 @@ class Plugin:
         self.distribution = distribution  # the installed distribution's name, e.g. "memread-docx"
         self.version = version
 
+    @property
+    def target(self) -> str:
+        """``module:attribute`` without an ``[extra]``: what the registries import when the plugin is chosen."""
+        module_name, _, attribute = self.value.partition(":")
+        return f"{module_name.strip()}:{attribute.split('[')[0].strip()}"
+
     def __repr__(self) -> str:
         return f"Plugin({self.kind!r}, {self.name!r}, {self.value!r}, {self.distribution!r}, {self.version!r})"
 
@@ -198,8 +204,10 @@ def allowed(plugin: Plugin, environ: dict[str, str] | os._Environ[str] | None = 
 # -- loading -------------------------------------------------------------------------------------------------
 
 
-def load(kind: str) -> None:
-    """Register the allowed plugins of ``kind`` (once per process). Failures are warned about and skipped."""
+def load(kind: str, register: Callable[[Plugin], str]) -> None:
+    """Register the allowed plugins of ``kind`` (once per process) through ``register``, which the registry of
+    that kind passes (it returns the plugin's status: LOADED or REGISTERED). Failures are warned about and
+    skipped. The registries call this; this module imports none of them."""
     if kind not in GROUPS:
         raise ValueError(f"unknown plugin kind {kind!r}; one of {', '.join(GROUPS)}")
     if kind in _loaded_kinds:
@@ -209,7 +217,11 @@ def load(kind: str) -> None:
         if not allowed(plugin):
             _states[_key(plugin)] = _State(DISABLED)
             continue
-        _register(plugin)
+        state = _states.setdefault(_key(plugin), _State())
+        try:
+            state.status = register(plugin)
+        except Exception as error:  # a plugin can fail in any way; report it, never crash on it
+            failed(plugin, error)
 
 
 def import_object(plugin: Plugin) -> Any:
@@ -219,68 +231,15 @@ def import_object(plugin: Plugin) -> Any:
     return import_target(plugin.value)
 
 
-def check(plugin: Plugin) -> str | None:
-    """Import ``plugin`` and check what it provides, without registering it: None if fine, else the error.
-
-    Used by ``memread plugins`` to report on backends and strategies, which normal runs import only when chosen.
-    """
+def check(plugin: Plugin, validate: Callable[[Plugin, Any], str | None]) -> str | None:
+    """Import ``plugin`` and check what it provides with its kind's ``validate``, without registering it:
+    None if fine, else the error. Used by ``memread plugins`` to report on backends and strategies, which
+    normal runs import only when chosen."""
     try:
         obj = import_object(plugin)
     except Exception as error:  # a plugin can fail in any way; report it, never crash on it
         return describe(error)
     return validate(plugin, obj)
-
-
-def _register(plugin: Plugin) -> None:
-    state = _states.setdefault(_key(plugin), _State())
-    try:
-        if plugin.kind == "loaders":
-            loader = import_object(plugin)
-            problem = validate(plugin, loader)
-            if problem:
-                raise TypeError(problem)
-            from memread.ingest.registry import register_loader
-
-            register_loader(loader)
-            state.status = LOADED
-        elif plugin.kind == "backends":
-            from memread.backends import register_backend
-
-            register_backend(plugin.name, _target(plugin), origin=plugin.distribution)
-            state.status = REGISTERED
-        elif plugin.kind == "strategies":
-            from memread.strategies import register_strategy
-
-            register_strategy(plugin.name, _target(plugin), origin=plugin.distribution)
-            state.status = REGISTERED
-        else:  # commands are added by the CLI, which calls mark_loaded / failed itself
-            return
-    except Exception as error:
-        failed(plugin, error)
-
-
-def _target(plugin: Plugin) -> str:
-    module_name, _, attribute = plugin.value.partition(":")
-    return f"{module_name.strip()}:{attribute.split('[')[0].strip()}"
-
-
-def validate(plugin: Plugin, obj: Any) -> str | None:
-    if plugin.kind == "loaders":
-        from memread.ingest.registry import Loader
-
-        if not isinstance(obj, Loader):
-            return f"{plugin.value} is a {type(obj).__name__}, not a memread.ingest.Loader"
-    elif plugin.kind == "strategies":
-        from memread.strategies.base import Strategy
-
-        if not (isinstance(obj, type) and issubclass(obj, Strategy)):
-            return f"{plugin.value} is not a memread.strategies.Strategy subclass"
-    elif plugin.kind == "backends":
-        if not callable(obj):
-            return f"{plugin.value} is not callable (a backend factory)"
-    elif plugin.kind == "commands" and type(obj).__name__ != "Typer":
-        return f"{plugin.value} is a {type(obj).__name__}, not a typer.Typer app"
-    return None
 
 
 def describe(error: BaseException) -> str:
@@ -319,6 +278,19 @@ def status(plugin: Plugin) -> tuple[str, str | None]:
 
 def _key(plugin: Plugin) -> tuple[str, str, str]:
     return (plugin.kind, plugin.name, plugin.distribution)
+
+
+def _snapshot() -> tuple[list[Plugin] | None, dict[tuple[str, str, str], _State], set[str]]:
+    return _entry_points, dict(_states), set(_loaded_kinds)
+
+
+def _restore(saved: tuple[list[Plugin] | None, dict[tuple[str, str, str], _State], set[str]]) -> None:
+    global _entry_points
+    _entry_points = saved[0]
+    _states.clear()
+    _states.update(saved[1])
+    _loaded_kinds.clear()
+    _loaded_kinds.update(saved[2])
 
 
 def _reset() -> None:

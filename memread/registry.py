@@ -59,7 +59,10 @@ class Registry(Generic[T]):
         target = self._entries[name]
         return import_target(target) if isinstance(target, str) else target
 
-    def copy(self) -> Registry[T]:
-        clone: Registry[T] = Registry(self.kind, self._entries)
-        clone._origins = dict(self._origins)
-        return clone
+    def snapshot(self) -> tuple[dict[str, str | T], dict[str, str]]:
+        """The entries as they are now, for :meth:`restore` (tests: memread.testing)."""
+        return dict(self._entries), dict(self._origins)
+
+    def restore(self, snapshot: tuple[dict[str, str | T], dict[str, str]]) -> None:
+        entries, origins = snapshot
+        self._entries, self._origins = dict(entries), dict(origins)

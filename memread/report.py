@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from memread import __version__
 from memread.citations import cite
 from memread.events import (
     Answered,
@@ -21,6 +20,7 @@ from memread.events import (
     StepFinished,
     Warned,
 )
+from memread.version import __version__
 
 RESULT_VERSION = 1
 

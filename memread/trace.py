@@ -21,13 +21,13 @@ import json
 import os
 import secrets
 import socket
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memread import __version__
 from memread.document import Chunk
 from memread.errors import TraceError
 from memread.events import Answered, Event, RunStarted, StepFinished
@@ -41,11 +41,16 @@ from memread.trace_records import (  # re-exported: memread.trace is the one pla
     record_to_event,
     text_hash,
 )
+from memread.version import __version__
 
 __all__ = [
     "FORMAT_VERSION", "ResumePoint", "Trace", "TraceWriter", "check_resume", "check_writable", "chunk_record",
     "default_trace_path", "event_to_record", "new_run_id", "parse_lines", "read_trace", "record_to_event", "text_hash", "verify_chunks",
 ]
+
+# The append-only list of traces written outside the traces folder (--trace PATH), read by memread.traces_index.
+INDEX_NAME = "index.jsonl"
+
 
 def new_run_id() -> str:
     """A sortable, unique run id: UTC time plus random hex, e.g. ``20261122-074535-3fa2c1``."""
@@ -102,6 +107,22 @@ def check_writable(path: Path | None, *, run_id: str | None = None) -> None:
     read_only = hasattr(os, "statvfs") and bool(os.statvfs(folder).f_flag & getattr(os, "ST_RDONLY", 1))
     code = errno.EROFS if read_only else errno.EACCES
     raise _write_error(path or folder, OSError(code, os.strerror(code)))
+
+
+def note_trace(path: Path, run_id: str) -> None:
+    """Remember a trace in the index (best effort: a trace is never lost because the index is)."""
+    from memread import paths
+
+    try:
+        directory = paths.ensure_private_dir(paths.traces_dir())
+        fd = os.open(directory / INDEX_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            line = json.dumps({"run_id": run_id, "path": str(Path(path).resolve()), "t": time.time()})
+            os.write(fd, (line + "\n").encode())
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
 
 
 class TraceWriter:
@@ -169,8 +190,6 @@ class TraceWriter:
             header = {"type": "header", "format": FORMAT_VERSION, **self.header_extra, **base}
             self._append(header)
             self._saved = event.run_id
-            from memread.traces_index import note_trace
-
             note_trace(self.path, event.run_id)
 
     def _write_line(self, line: str) -> None:
@@ -445,8 +464,10 @@ def check_resume(trace: Trace, *, questions: Iterable[str], strategy: str, model
         changes.append(f"strategy (trace: {header.get('strategy')}, now: {strategy})")
     if model != header.get("model"):
         changes.append(f"model (trace: {header.get('model')}, now: {model})")
-    old = dict(header.get("settings") or {})
-    new = jsonable(dict(settings))
+    # Both sides as a run records them (the strategy's options completed with their defaults), so that a setting
+    # left at its default and one given as the default compare equal, and so do traces of older versions.
+    old = _normalised(dict(header.get("settings") or {}), str(header.get("strategy")))
+    new = _normalised(dict(settings), strategy)
     for key in sorted((set(old) | set(new)) - set(ignore)):
         if old.get(key) != new.get(key):
             changes.append(f"{key} (trace: {old.get(key)!r}, now: {new.get(key)!r})")
@@ -454,6 +475,17 @@ def check_resume(trace: Trace, *, questions: Iterable[str], strategy: str, model
         raise TraceError(f"cannot resume {trace.run_id}: changed " + "; ".join(changes),
                          hint="resume with the same document, model, strategy, questions and settings, "
                               "or start a new run without --resume")
+
+
+def _normalised(settings: dict[str, Any], strategy: str) -> dict[str, Any]:
+    from memread.errors import MemreadError
+    from memread.settings import Settings
+    from memread.strategies import check_settings
+
+    try:
+        return dict(jsonable(check_settings(Settings.from_dict({**settings, "strategy": strategy})).to_dict()))
+    except (MemreadError, TypeError, ValueError):  # settings this version cannot read: compared as they are
+        return dict(jsonable(settings))
 
 
 def verify_chunks(trace: Trace, chunks: Iterable[Chunk], upto: int | None = None) -> Iterator[Chunk]:

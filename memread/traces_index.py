@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from memread.errors import TraceError, UsageError
-from memread.trace import Trace, parse_lines
+from memread.trace import INDEX_NAME, Trace, parse_lines
 
-INDEX_NAME = "index.jsonl"
 _TAIL_BYTES = 1 << 20
 
 
@@ -27,22 +26,6 @@ def traces_dir() -> Path:
     from memread import paths
 
     return paths.traces_dir()
-
-
-def note_trace(path: Path, run_id: str) -> None:
-    """Remember a trace in the index (best effort: a trace is never lost because the index is)."""
-    from memread import paths
-
-    try:
-        directory = paths.ensure_private_dir(traces_dir())
-        fd = os.open(directory / INDEX_NAME, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            line = json.dumps({"run_id": run_id, "path": str(Path(path).resolve()), "t": time.time()})
-            os.write(fd, (line + "\n").encode())
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
 
 
 @dataclass(frozen=True)

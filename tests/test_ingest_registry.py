@@ -10,7 +10,7 @@ from docbuilders import Chapter, build_epub, build_pdf, read_all
 
 from memread.document import Document, Provenance, Segment
 from memread.ingest import Loader, Source, find_loader, loaders, open_document, register_loader
-from memread.ingest import registry as registry_module
+from memread.testing import isolated_registries
 
 
 def test_builtin_loaders_are_registered_by_name() -> None:
@@ -34,11 +34,14 @@ def test_extension_then_text_sniffing_decide_the_rest() -> None:
     assert find_loader("photo", b"\x89PNG\r\n\x1a\n....") is None
 
 
-def test_a_plugin_loader_claims_its_extension(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        registry_module, "_loaders", dict(registry_module._loaders)
-    )  # leave the real registry be
+@pytest.fixture
+def fresh_registries() -> Iterator[None]:
+    with isolated_registries():  # leave the real registry be
+        yield
 
+
+@pytest.mark.usefixtures("fresh_registries")
+def test_a_plugin_loader_claims_its_extension(tmp_path: Path) -> None:
     def open_shouting(source: Source, document: Document) -> Iterator[Segment]:
         with source.open() as stream:
             text = stream.read().decode().upper()

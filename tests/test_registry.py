@@ -24,6 +24,8 @@ def test_names_are_imported_when_resolved_and_cannot_be_taken_twice() -> None:
     assert parts.origin("split") == "memread-example" and parts.origin("join") is None
     with pytest.raises(ValueError, match="a part named 'join' is already registered"):
         parts.register("join", len)
-    clone = parts.copy()
-    clone.register("join", len, replace=True)
-    assert clone.resolve("join") is len and parts.resolve("join") is os.path.join
+    saved = parts.snapshot()
+    parts.register("join", len, replace=True)
+    assert parts.resolve("join") is len
+    parts.restore(saved)
+    assert parts.resolve("join") is os.path.join and parts.origin("split") == "memread-example"

@@ -58,8 +58,24 @@ def plugins_command(
         env.err(f"{plugins.ENVIRONMENT_VARIABLE}={allow_list!r}: only the plugins it names load")
 
 
+def _kinds() -> dict[str, tuple[Any, Any]]:
+    """Each plugin kind's way to load its plugins, and its check of what an entry point names."""
+    from memread.backends import backend_names
+    from memread.backends import validate_plugin as backend
+    from memread.cli.plugin_group import validate_command
+    from memread.ingest.registry import loaders
+    from memread.ingest.registry import validate_plugin as loader
+    from memread.strategies import strategy_names
+    from memread.strategies import validate_plugin as strategy
+
+    return {"loaders": (loaders, loader), "backends": (backend_names, backend),
+            "strategies": (strategy_names, strategy), "commands": (None, validate_command)}
+
+
 def _row(plugin: Any) -> dict[str, Any]:
     from memread import plugins
+
+    load, validate = _kinds()[plugin.kind]
 
     row: dict[str, Any] = {
         "distribution": plugin.distribution,
@@ -70,11 +86,11 @@ def _row(plugin: Any) -> dict[str, Any]:
         "value": plugin.value,
     }
     status, error = plugins.status(plugin)
-    if status != plugins.DISABLED and plugin.kind != "commands":
-        plugins.load(plugin.kind)
+    if status != plugins.DISABLED and load is not None:
+        load()  # registers the kind's plugins, as a run that needs them would
         status, error = plugins.status(plugin)
     if status not in (plugins.DISABLED, plugins.FAILED):
-        error = plugins.check(plugin)  # imports it: backends, strategies and commands are otherwise lazy
+        error = plugins.check(plugin, validate)  # imports it: backends, strategies and commands are otherwise lazy
         status = plugins.FAILED if error else plugins.LOADED
     if status == plugins.FAILED and error:
         plugins.failed(plugin, error, warn=False)

@@ -67,10 +67,15 @@ def _placeholder(plugin: plugins.Plugin) -> TyperCommand:
     return command
 
 
+def validate_command(plugin: plugins.Plugin, obj: Any) -> str | None:
+    """Why the object a ``memread.commands.v1`` entry point names is not a Typer app (None: it is one)."""
+    return None if type(obj).__name__ == "Typer" else f"{plugin.value} is a {type(obj).__name__}, not a typer.Typer app"
+
+
 def _load(plugin: plugins.Plugin) -> Any:
     try:
         app = plugins.import_object(plugin)
-        problem = plugins.validate(plugin, app)
+        problem = validate_command(plugin, app)
         if problem:
             raise TypeError(problem)
         if getattr(app, "_add_completion", False):

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memread.ingest.sniff import bom_encoding, is_epub, is_pdf, looks_like_text
 
@@ -61,8 +61,26 @@ def loaders() -> list[Loader]:
     _ensure_builtins()
     from memread import plugins
 
-    plugins.load("loaders")
+    plugins.load("loaders", _register_plugin)
     return list(_loaders.values())
+
+
+def validate_plugin(plugin: Any, obj: Any) -> str | None:
+    """Why the object a ``memread.loaders.v1`` entry point names is not a loader (None: it is one)."""
+    if not isinstance(obj, Loader):
+        return f"{plugin.value} is a {type(obj).__name__}, not a memread.ingest.Loader"
+    return None
+
+
+def _register_plugin(plugin: Any) -> str:
+    from memread import plugins
+
+    loader = plugins.import_object(plugin)
+    problem = validate_plugin(plugin, loader)
+    if problem:
+        raise TypeError(problem)
+    register_loader(loader)
+    return plugins.LOADED
 
 
 def find_loader(path: str | PurePath, head_bytes: bytes) -> Loader | None:
