@@ -118,7 +118,7 @@ def main() -> None:
         overrides: dict[str, Any] = {"strategy": strategy, "chunk_tokens": args.chunk_tokens,
                                      "memory_tokens": args.memory_tokens}
         if variant == "gated-full":
-            overrides["stop_on_check_no"] = False
+            overrides["options"] = {"stop_on_check_no": False}
         if args.temperature is not None:
             overrides["temperature"] = args.temperature
         settings = LoopSettings(**overrides)

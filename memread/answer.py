@@ -164,13 +164,6 @@ def lenient_match(prediction: str | None, golds: str | Sequence[str]) -> bool:
     return False
 
 
-def exact_match(prediction: str | None, golds: str | Sequence[str]) -> bool:
-    """Normalised equality, max over golds (an empty prediction never matches)."""
-    if prediction is None or not normalize_answer(prediction):
-        return False
-    return any(normalize_answer(prediction) == normalize_answer(g) for g in _golds(golds))
-
-
 def f1_score(prediction: str | None, golds: str | Sequence[str]) -> float:
     """Token-level F1 over normalised text, max over golds (SQuAD / MemAgent)."""
     if prediction is None:

@@ -73,7 +73,7 @@ def cite(steps: Iterable[StepFinished], final_memory: str | None = None, *, min_
     final_pieces = _pieces(final)
     citations = []
     for step in steps:
-        if not step.memory_changed or step.update is False:
+        if not step.memory_changed:
             continue
         # New trigrams that carry a new content word: re-joining old words ("so far: the ship") is not new.
         old_words = {w.lower() for w in _WORD.findall(step.memory_before)}

@@ -35,21 +35,27 @@ class StepStarted:
 
 @dataclass(frozen=True)
 class StepFinished:
-    """One lane has read one chunk. Carries everything needed to replay or resume the step."""
+    """One lane has read one chunk. Carries everything needed to replay or resume the step.
+
+    ``decisions`` are the strategy's own (JSON-able; gated: ``update``, ``next``, ``stopped_early``; callback:
+    ``recalled_before``, ``recall_query``, ``recalled``) and ``summary`` says in a few words what the step did,
+    as the strategy describes it. The fields below ``exit`` that repeat built-in decisions are kept for readers
+    of format 1 traces written before ``decisions`` existed; the loop fills them from ``decisions``.
+    """
 
     lane: int
     step: int
     chunk: Chunk
     memory_before: str
-    recalled_before: str | None  # the <recalled_memory> shown in this step's prompt (callback only)
-    prompt: str  # the full user message sent
-    reply: str  # the model's raw reply
-    finish_reason: str
-    memory: str  # memory after this step
-    memory_changed: bool
-    truncated: bool  # the reply hit the generation limit (memory may be cut off)
+    recalled_before: str | None = None  # callback: the <recalled_memory> shown in this step's prompt
+    prompt: str = ""  # the full user message sent
+    reply: str = ""  # the model's raw reply
+    finish_reason: str = "stop"
+    memory: str = ""  # memory after this step
+    memory_changed: bool = False
+    truncated: bool = False  # the reply hit the generation limit (memory may be cut off)
     update: bool | None = None  # gated: <check> decision as applied (None for other strategies)
-    exit: bool = False  # gated: <next>end</next> accepted (the lane stops reading)
+    exit: bool = False  # the lane stops reading after this step (gated: <next>end</next> accepted)
     recall_query: str | None = None  # callback: the <recall> query the reply asked for
     recalled: str | None = None  # callback: what the query brought back (shown at the next step)
     parse_issues: tuple[str, ...] = ()  # every deviation from the expected reply format
@@ -59,13 +65,30 @@ class StepFinished:
     state: dict[str, Any] = field(default_factory=dict)  # strategy state after the step (JSON-able)
     stopped_early: bool = False  # gated: generation was stopped at <check>no</check> (memread's speed feature)
     prompt_seconds: float | None = None  # prefill part of ``seconds`` (Completion.prompt_seconds), if reported
+    decisions: dict[str, Any] = field(default_factory=dict)  # the strategy's own decisions
+    summary: str = ""  # what the step did, in a few words (the strategy's description)
+    exit_reason: str | None = None  # why the lane stops, when ``exit``
+
+
+def step_summary(step: StepFinished) -> str:
+    """What the step did, in a few words: the strategy's own ``summary``; for a step of a trace written
+    before summaries existed, the same words from its decision fields."""
+    if step.summary:
+        return step.summary
+    if step.update is not None:
+        return f"check {'yes' if step.update else 'no'} · next {'end' if step.exit else 'continue'}"
+    parts = ["rewritten" if step.memory_changed else "unchanged"]
+    if step.recall_query:
+        got = " ".join(step.recalled.split())[:30] if step.recalled else "nothing"
+        parts.append(f"recall {' '.join(step.recall_query.split())[:30]!r} → {got}")
+    return " · ".join(parts)
 
 
 @dataclass(frozen=True)
 class LaneExited:
     lane: int
     step: int
-    reason: str  # "exit-gate"
+    reason: str  # the strategy's reason: "exit-gate" (gated), ...
 
 
 @dataclass(frozen=True)

@@ -27,12 +27,10 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
 
-from memread import defaults
 from memread.answer import final_answer
-from memread.backends.base import Backend, ChatRequest, Completion, Message
+from memread.backends.base import Backend, ChatRequest, Completion, Message, capabilities
 from memread.backends.text_guard import GuardedBackend, guard
 from memread.document import Chunk
 from memread.errors import BackendError, BudgetError, MemreadError, UsageError
@@ -47,54 +45,23 @@ from memread.events import (
     StepStarted,
     Warned,
 )
-from memread.prompts import FINAL_PROMPTS, LAYOUTS, NO_MEMORY
-from memread.strategies import Strategy, create_strategy, strategy_names
+from memread.prompts import NO_MEMORY
+from memread.settings import Settings
+from memread.strategies import Strategy, check_settings, create_strategy
 from memread.strategies.base import State, StepPlan
 from memread.tokens import Tokenizer
 
 # Tokens allowed for BPE merges across the joins of template, question, memory and chunk.
 BUDGET_MARGIN = 16
 
+LoopSettings = Settings  # the name the loop's callers have used; :class:`memread.settings.Settings`
 
-@dataclass(frozen=True)
-class LoopSettings:
-    """Every knob that shapes a run (recorded in RunStarted.settings and checked on resume)."""
-
-    strategy: str = defaults.STRATEGY  # "overwrite" | "gated" | "callback"
-    chunk_tokens: int = defaults.CHUNK_TOKENS  # chunk budget (MemAgent: 5,000)
-    memory_tokens: int = defaults.MEMORY_TOKENS  # memory cap = generation cap of a memory step (MemAgent: 1,024)
-    # Generation cap of a memory step; None: memory_tokens. GRU-Mem and ReMemR1 allowed 2,048 tokens for
-    # thinking + tags + memory; memread keeps the cap at the memory size so that every strategy fits an
-    # 8K context with the default 5,000-token chunks.
-    reply_tokens: int | None = None
-    temperature: float = defaults.TEMPERATURE  # MemAgent sampled at 0.7 / 0.95
-    top_p: float = defaults.TOP_P
-    seed: int | None = defaults.SEED
-    final_prompt: str = defaults.FINAL_PROMPT  # "boxed" | "therefore"
-    final_tokens: int = defaults.FINAL_TOKENS
-    exit_gate: bool = True  # gated: <next>end</next> stops the lane
-    stop_on_check_no: bool = True  # gated: stop generating at <check>no</check>
-    recall_from: str = defaults.RECALL_FROM  # callback: "memories" | "chunks"
-    recall_tokens: int = defaults.RECALL_TOKENS  # callback, recall_from="chunks": passage size
-    layout: str = defaults.LAYOUT  # "question-first" (papers) | "chunk-first" (prefix-cache sharing)
-    system: str | None = None  # a system message; None sends user messages only, as the papers did
-
-    def __post_init__(self) -> None:
-        if self.strategy not in strategy_names():
-            raise UsageError(f"unknown strategy {self.strategy!r}", hint=f"choose one of: {', '.join(strategy_names())}")
-        if self.final_prompt not in FINAL_PROMPTS:
-            raise UsageError(f"unknown final prompt {self.final_prompt!r}", hint=f"choose one of: {', '.join(FINAL_PROMPTS)}")
-        if self.layout not in LAYOUTS:
-            raise UsageError(f"unknown layout {self.layout!r}", hint=f"choose one of: {', '.join(LAYOUTS)}")
-        if self.recall_from not in ("memories", "chunks"):
-            raise UsageError(f"unknown recall source {self.recall_from!r}", hint="choose memories or chunks")
-        for name in ("chunk_tokens", "memory_tokens", "final_tokens", "recall_tokens"):
-            if getattr(self, name) < 1:
-                raise UsageError(f"{name.replace('_', '-')} must be at least 1",
-                                 hint=f"pass a positive --{name.replace('_', '-')}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+# StepFinished fields the loop sets itself; a decision of the same name as another field fills that field
+# (the built-in strategies' decisions also have fields of their own, for readers of older traces).
+_STEP_FIELDS = {f.name for f in fields(StepFinished)} - {
+    "lane", "step", "chunk", "memory_before", "prompt", "reply", "finish_reason", "memory", "memory_changed",
+    "truncated", "exit", "parse_issues", "prompt_tokens", "completion_tokens", "seconds", "state", "prompt_seconds",
+    "decisions", "summary", "exit_reason"}
 
 
 @dataclass(frozen=True)
@@ -134,7 +101,7 @@ def context_needed(settings: LoopSettings, questions: Sequence[str], tokenizer: 
     ``template_tokens`` for the chat template's role markers (and default system line); the loop's exact
     check with the loaded backend still runs before the first call.
     """
-    strategy = create_strategy(settings, tokenizer)
+    strategy = create_strategy(check_settings(settings), tokenizer)
     extra = template_tokens + (tokenizer.count(settings.system) if settings.system else 0)
     return max(tokenizer.count(item.prompt) + extra + item.variable_tokens + item.max_tokens + BUDGET_MARGIN
                for question in questions for item in strategy.budget(question))
@@ -165,7 +132,7 @@ class Loop:
         self.backend = guard(backend)
         self._guard_warned = False
         self.questions = tuple(questions)
-        self.settings = settings or LoopSettings()
+        self.settings = check_settings(settings or Settings())
         self.sinks = list(sinks)
         self.document = document
         if run_id is None:
@@ -174,9 +141,8 @@ class Loop:
             run_id = new_run_id()
         self.run_id = run_id
         self._budget: list[BudgetLine] | None = None  # set by a passing check_budget()
-        names_stops = bool(getattr(backend, "reports_stop_reason", backend.name in ("llamacpp", "vllm", "fake")))
         self.strategy = strategy or create_strategy(self.settings, self.backend.tokenizer,
-                                                    engine_names_stops=names_stops)
+                                                    engine_names_stops=capabilities(backend).names_stop_strings)
 
     # --- budget -------------------------------------------------------------------------------------------
 
@@ -200,8 +166,9 @@ class Loop:
                 f"a {worst.what} prompt for question {worst.lane + 1} may need {worst.total} tokens "
                 f"(template and question {worst.template_tokens}, memory/chunk {worst.variable_tokens}, "
                 f"reply {worst.max_tokens}) but the model's context holds {limit}",
-                hint=f"lower --chunk-tokens (now {s.chunk_tokens}) or --memory-tokens (now {s.memory_tokens}), "
-                     f"or raise the context size (--n-ctx) to at least {worst.total}")
+                hint=f"lower --chunk-tokens (now {s.chunk_tokens}), --memory-tokens (now {s.memory_tokens}) or "
+                     f"--reply-tokens (now {worst.max_tokens if worst.what == 'step' else s.reply_tokens}), or raise "
+                     f"the context size (--context-length) to at least {worst.total}")
         self._budget = lines
         return lines
 
@@ -277,15 +244,17 @@ class Loop:
             if result.exit:
                 new_state["exited_at"] = chunk.index  # kept in the state so a resumed run still knows
             state[lane] = new_state
+            decisions = dict(result.decisions)
             self._emit(StepFinished(
                 lane=lane, step=chunk.index, chunk=chunk, memory_before=self.strategy.memory(before),
-                recalled_before=self.strategy.recalled_shown(before), prompt=plans[lane].prompt,
-                reply=completion.text, finish_reason=completion.finish_reason, memory=result.memory,
-                memory_changed=result.memory_changed, truncated=result.truncated, update=result.update,
-                exit=result.exit, recall_query=result.recall_query, recalled=result.recalled,
-                parse_issues=result.parse_issues, prompt_tokens=completion.prompt_tokens,
+                prompt=plans[lane].prompt, reply=completion.text, finish_reason=completion.finish_reason,
+                memory=result.memory, memory_changed=result.memory_changed, truncated=result.truncated,
+                exit=result.exit, parse_issues=result.parse_issues, prompt_tokens=completion.prompt_tokens,
                 completion_tokens=completion.completion_tokens, seconds=completion.seconds or seconds,
-                state=new_state, stopped_early=result.stopped_early, prompt_seconds=completion.prompt_seconds))
+                state=new_state, prompt_seconds=completion.prompt_seconds, decisions=decisions,
+                summary=result.summary or self.strategy.describe(result),
+                exit_reason=result.exit_reason if result.exit else None,
+                **{name: value for name, value in decisions.items() if name in _STEP_FIELDS}))
             if result.truncated:
                 self._emit(Warned(message=f"question {lane + 1}: the reply at chunk {chunk.index + 1} hit the "
                                           f"{plans[lane].max_tokens}-token limit; its memory may be cut off",
@@ -293,7 +262,7 @@ class Loop:
             if result.exit:
                 done.add(lane)
                 exited_at[lane] = chunk.index
-                self._emit(LaneExited(lane=lane, step=chunk.index, reason="exit-gate"))
+                self._emit(LaneExited(lane=lane, step=chunk.index, reason=result.exit_reason))
         self.strategy.observe_chunk(chunk)
 
     def _answer(self, state: dict[int, State], totals: _Totals, steps_read: int,

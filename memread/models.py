@@ -114,10 +114,6 @@ def default_model() -> str:
     return os.environ.get("MEMREAD_MODEL") or DEFAULT_MODEL
 
 
-def model_names() -> list[str]:
-    return list(MODELS)
-
-
 def get_spec(name: str) -> ModelSpec:
     """The registry entry for ``name``; UsageError naming the known models otherwise."""
     try:

@@ -11,13 +11,13 @@ Sources:
   final template (what MemAgent's evaluation ``run.py`` used).
 * ReMemR1 (``recurrent/impls/memory_revisit.py``, identical in its eval code): memory and final templates
   with a ``<recalled_memory>`` block, sentinel "No memory was recalled.".
-* GRU-Mem (arXiv 2602.10560, appendix C, figure 10; no code was released). The PDF text extraction
-  flattened the layout into ``<problem> {prompt} </problem>`` lines and wrapped tags in backticks. We
-  use MemAgent's block layout (``<problem> \\n{prompt}\\n</problem>\\n\\n<memory>…``), which GRU-Mem
-  says it keeps ("extending the vanilla φθ"), and drop the backticks: the same extraction put backticks
-  around every tag of ReMemR1's prompt, whose released code has none there, so they are a rendering
-  artefact of monospace text, not part of the prompt. The answer prompt is MemAgent's boxed template
-  (the extracted "put the answer in boxed ." is ``\\boxed{}`` with the braces lost).
+* GRU-Mem (arXiv 2602.10560, appendix C, figure 10; no code was released): the paper's text exactly, with
+  its one-line ``<problem> {prompt} </problem>`` / ``<memory> …`` / ``<section> …`` layout, no
+  ``Updated memory:`` tail (figure 10a) and ``Your answer:`` after the answer prompt's two lines (figure
+  10b). One deviation, forced by the extraction: the PDF text wraps every tag of the instruction in
+  backticks and puts the blocks inside a markdown code fence; both are dropped, as ReMemR1's paper shows
+  the same backticks around tags that its released code does not have (monospace rendering, not prompt).
+  The answer prompt's "put the answer in boxed ." is ``\\boxed{}`` with the braces lost.
 
 Layouts: ``"question-first"`` (default) is the papers' order: problem, [recalled memory,] memory,
 section. ``"chunk-first"`` puts the section block first so that several questions reading the same
@@ -29,11 +29,11 @@ from __future__ import annotations
 
 from typing import Literal
 
+from memread.settings import FINAL_PROMPTS, LAYOUTS
+
 Layout = Literal["question-first", "chunk-first"]
 FinalPrompt = Literal["boxed", "therefore"]
 
-LAYOUTS: tuple[str, ...] = ("question-first", "chunk-first")
-FINAL_PROMPTS: tuple[str, ...] = ("boxed", "therefore")
 
 NO_MEMORY = "No previous memory"
 NO_RECALLED_MEMORY = "No memory was recalled."
@@ -129,8 +129,17 @@ def memagent_memory_prompt(question: str, memory: str, chunk: str, *, layout: st
 
 
 def grumem_memory_prompt(question: str, memory: str, chunk: str, *, layout: str = "question-first") -> str:
-    """GRU-Mem's memory-agent prompt (the gated strategy): <think>, <check>, <update>, <next>."""
-    return _join(GRUMEM_INSTRUCTION, _memory_blocks(question, memory, chunk, None, layout), "Updated memory:")
+    """GRU-Mem's memory-agent prompt (the gated strategy, figure 10a): <think>, <check>, <update>, <next>."""
+    lines = [f"<problem> {question} </problem>", f"<memory> {memory} </memory>"]
+    section = f"<section> {chunk} </section>"
+    lines = [section, *lines] if layout == "chunk-first" else [*lines, section]
+    return GRUMEM_INSTRUCTION + "\n\n" + "\n".join(lines)
+
+
+def grumem_final_prompt(question: str, memory: str) -> str:
+    """GRU-Mem's answer-agent prompt (figure 10b)."""
+    return (FINAL_BOXED_INSTRUCTION + f"\n\n<problem> {question} </problem>\n<memory> {memory} </memory>"
+            "\n\nYour answer:")
 
 
 def rememr1_memory_prompt(question: str, memory: str, chunk: str, recalled: str,
@@ -154,17 +163,3 @@ def final_prompt(question: str, memory: str, *, style: str = "boxed", recalled: 
         blocks.append(_block("recalled_memory", recalled))
     blocks.append(_block("memory", memory))
     return _join(instruction, blocks, "Your answer:")
-
-
-def templates(strategy: str, *, final_style: str = "boxed", layout: str = "question-first") -> dict[str, str]:
-    """The templates a run uses, with ``{prompt}``/``{memory}``/``{chunk}``/``{recalled_memory}`` holes,
-    for the trace header (so a trace says exactly what was sent)."""
-    recalled = "{recalled_memory}" if strategy == "callback" else None
-    builders = {"overwrite": memagent_memory_prompt, "gated": grumem_memory_prompt}
-    if strategy == "callback":
-        memory = rememr1_memory_prompt("{prompt}", "{memory}", "{chunk}", "{recalled_memory}", layout=layout)
-    elif strategy in builders:
-        memory = builders[strategy]("{prompt}", "{memory}", "{chunk}", layout=layout)
-    else:
-        raise ValueError(f"unknown strategy {strategy!r}")
-    return {"memory": memory, "final": final_prompt("{prompt}", "{memory}", style=final_style, recalled=recalled)}

@@ -39,4 +39,5 @@ def test_parsed_options_become_the_library_arguments() -> None:
     backend = options.backend_options(params)
     assert backend["n_threads"] == 3 and backend["base_url"] == "http://127.0.0.1:9/v1"
     assert backend["api_key"] is None and "model" not in backend
-    assert options.loop_settings(params) == {"chunk_tokens": 700, "layout": "chunk-first", "exit_gate": False}
+    assert options.loop_settings(params) == {"chunk_tokens": 700, "layout": "chunk-first",
+                                             "options": {"exit_gate": False}}

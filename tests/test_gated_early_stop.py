@@ -50,7 +50,7 @@ def _steps(backend: Any, stop_on_check_no: bool) -> list[StepFinished]:
             steps.append(event)
 
     settings = LoopSettings(strategy="gated", chunk_tokens=200, memory_tokens=160, final_tokens=32,
-                            temperature=0.0, seed=1, stop_on_check_no=stop_on_check_no, exit_gate=False)
+                            temperature=0.0, seed=1, options={"stop_on_check_no": stop_on_check_no, "exit_gate": False})
     chunks = [Chunk(i, text, backend.tokenizer.count(text), (Span("village.txt", line_first=i + 1, line_last=i + 1),))
               for i, text in enumerate(CHUNKS)]
     Loop(backend, [QUESTION], settings, sinks=[sink]).run(chunks)

@@ -21,6 +21,7 @@ from memread import backends, plugins, strategies
 from memread.errors import BackendError
 from memread.ingest import open_document, registry
 from memread.loop import LoopSettings
+from memread.testing import isolated_registries
 
 MODULE_PREFIX = "memread_testplugin_"
 
@@ -54,19 +55,13 @@ def make_distribution(site: Path, name: str, entry_points: dict[str, dict[str, s
 @pytest.fixture
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A folder on sys.path for this test's plugins, with fresh registries and plugin state (restored after)."""
-    monkeypatch.setenv("MEMREAD_PLUGINS", "")
-    registry.loaders()  # the built-ins, in the real registry, before it is copied
-    monkeypatch.setattr(registry, "_loaders", dict(registry._loaders))
-    monkeypatch.setattr(backends, "_BACKENDS", backends._BACKENDS.copy())
-    monkeypatch.setattr(strategies, "_STRATEGIES", strategies._STRATEGIES.copy())
-    monkeypatch.setattr(plugins, "_entry_points", None)
-    monkeypatch.setattr(plugins, "_states", {})
-    monkeypatch.setattr(plugins, "_loaded_kinds", set())
-    monkeypatch.delenv("MEMREAD_PLUGINS")
     folder = tmp_path / "site-packages"
     folder.mkdir()
     monkeypatch.syspath_prepend(str(folder))
-    yield folder
+    monkeypatch.setenv("MEMREAD_PLUGINS", "")  # no installed plugin gets into the registries kept aside
+    with isolated_registries():
+        monkeypatch.delenv("MEMREAD_PLUGINS")  # this test's own plugins load
+        yield folder
     importlib.invalidate_caches()
     for module in [name for name in sys.modules if name.startswith(MODULE_PREFIX)]:
         del sys.modules[module]
@@ -322,3 +317,84 @@ def test_a_word_file_without_the_docx_plugin_names_the_plugin_to_install(tmp_pat
         "",
         "hint: pip install ./plugins/memread-docx (from a memread checkout); `memread plugins` lists what is installed",
     ]
+
+
+ECHO_EVERY_TIME = """
+from memread.backends.fake import FakeBackend
+
+def create(model=None, **options):
+    return FakeBackend(lambda request: "\\\\boxed{echo}", model=model or "echo")
+"""
+
+TALLY_STRATEGY = """
+from dataclasses import dataclass, field
+
+from memread.strategies.base import StepPlan, StepResult, Strategy
+
+
+@dataclass(frozen=True)
+class TallyOptions:
+    marker: str = field(default="tally", metadata={"help": "the word each step adds"})
+
+
+class TallyStrategy(Strategy):
+    '''A strategy written outside memread: one module, its options, its prompt, its words for a step.'''
+
+    name = "tally"
+    label = "a plugin"
+    summary = "counts the chunks it has read"
+    Options = TallyOptions
+
+    def memory_prompt(self, question, memory, chunk):
+        return f"Q: {question}\\nM: {memory}\\nC: {chunk}"
+
+    def plan_step(self, lane, question, state, chunk):
+        return StepPlan(self.memory_prompt(question, self.memory(state), chunk.text), 16)
+
+    def read_reply(self, lane, question, state, chunk, completion):
+        count = int(state.get("count", 0)) + 1
+        memory = f"{self.options.marker} {count}"
+        return StepResult(state={**state, "memory": memory, "count": count}, memory=memory, memory_changed=True,
+                          truncated=False, decisions={"count": count}, summary=f"{self.options.marker}ed chunk {count}")
+"""
+
+
+def test_a_plugin_strategy_runs_through_memread_ask_with_its_options_view_line_and_trace(
+        site: Path, tmp_path: Path) -> None:
+    from memread.cli.render import _gates
+    from memread.cli.viewstate import ViewState
+    from memread.trace import read_trace
+
+    make_distribution(site, "memread-test-tally",
+                      {"memread.backends.v1": {"echo": f"{MODULE_PREFIX}echo:create"},
+                       "memread.strategies.v1": {"tally": f"{MODULE_PREFIX}tally:TallyStrategy"}},
+                      {"echo": ECHO_EVERY_TIME, "tally": TALLY_STRATEGY})
+    notes = tmp_path / "notes.txt"
+    notes.write_text("".join(f"Line {i} of the harbour notes.\n" for i in range(300)))
+    trace = tmp_path / "run.jsonl"
+    status, out, err = run_memread("ask", str(notes), "How many lines?", "--strategy", "tally", "-o", "marker=count",
+                                   "--backend", "echo", "--chunk-tokens", "400", "--trace", str(trace),
+                                   "--progress", "none")
+    assert (status, out.strip()) == (0, "echo"), err
+    read = read_trace(trace)
+    steps = read.steps()
+    assert len(steps) >= 2 and steps[-1].decisions == {"count": len(steps)}
+    assert read.header["settings"]["options"] == {"marker": "count"}
+    assert read.header["templates"]["memory"] == "Q: {prompt}\nM: {memory}\nC: {chunk}"
+    state = ViewState()
+    for _, event in read.events():
+        state.apply(event, 0.0)
+    assert _gates(state.lanes[0]).startswith(f"counted chunk {len(steps)}")  # the live view's line for the step
+    status, shown, _ = run_memread("traces", "show", str(trace))
+    assert status == 0 and "counted chunk 1" in shown
+
+    status, _, err = run_memread("ask", str(notes), "Q?", "--strategy", "tally", "-o", "loud=yes", "--backend", "echo")
+    assert status == 2 and "the tally strategy has no option 'loud'" in err and "hint: its options: marker" in err
+    status, listed_text, _ = run_memread("strategies")
+    assert "tally (a plugin)  [plugin memread-test-tally]: counts the chunks it has read" in listed_text
+    assert "-o marker=tally" in listed_text
+
+
+def test_an_unknown_strategy_names_the_registered_ones(site: Path) -> None:
+    status, _, err = run_memread("ask", "-", "Q?", "--strategy", "nosuch", stdin=b"text")
+    assert status == 2 and "unknown strategy 'nosuch'" in err and "overwrite, gated, callback" in err

@@ -71,18 +71,36 @@ def test_rememr1_prompts_show_the_recalled_memory() -> None:
         prompt="Q?", memory="M", recalled_memory="R")
 
 
-def test_grumem_prompt_asks_for_the_four_tags_in_memagent_layout() -> None:
-    built = prompts.grumem_memory_prompt("Q?", "M", "C")
-    assert built.startswith(
-        "You are presented with a problem, a section of an article that may contain the answer to the problem, "
-        "and a previous memory. Please read the provided section carefully. You should reason about whether")
-    for phrase in ("between <think> and </think>.", "you should first generate <check>yes</check>.",
-                   "you should first generate <check>no</check>.", "return <next>continue</next>.",
-                   "ONLY when enough information is collected, return <next>end</next>."):
-        assert phrase in built
-    assert "`" not in built  # the paper's backticks are a PDF rendering of monospace text
-    assert built.endswith("<problem> \nQ?\n</problem>\n\n<memory>\nM\n</memory>\n\n<section>\nC\n</section>\n\n"
-                          "Updated memory:\n")
+# GRU-Mem, arXiv 2602.10560, appendix C, figure 10a, as the paper prints it (its backticks around tags and the
+# code fence around the three lines left out: a rendering of monospace text, see memread/prompts.py).
+GRUMEM_FIGURE_10A = (
+    "You are presented with a problem, a section of an article that may contain the answer to the problem, and a "
+    "previous memory. Please read the provided section carefully. You should reason about whether the new section "
+    "contains useful information about the problem, and then update the memory with the new information that helps "
+    "to answer the problem.\n\nBe sure to retain all relevant details from the previous memory while adding any new, "
+    "useful information. You should also carefully judge whether you have collected enough information to answer "
+    "the problem.\n\nYou should reason about whether the new section contains useful information, what to update, "
+    "and what to do next first between <think> and </think>.\n\nIf the new section contains useful information about "
+    "the problem, you should first generate <check>yes</check>. After that, update the new memory between <update> "
+    "and </update>.\n\nIf the new section does not contain useful information about the problem, you should first "
+    "generate <check>no</check>. After that, you should keep the previous memory unchanged between <update> and "
+    "</update>.\n\nIn the end, if you haven't collected enough information for the problem, return "
+    "<next>continue</next>. ONLY when enough information is collected, return <next>end</next>.\n\n"
+    "<problem> {prompt} </problem>\n<memory> {memory} </memory>\n<section> {chunk} </section>"
+)
+GRUMEM_FIGURE_10B = (
+    "You are presented with a problem and a previous memory. Please answer the problem based on the previous "
+    "memory and put the answer in \\boxed{}.\n\n<problem> {prompt} </problem>\n<memory> {memory} </memory>\n\n"
+    "Your answer:"
+)
+
+
+def test_grumem_prompts_are_the_papers_figure_10_word_for_word() -> None:
+    assert prompts.grumem_memory_prompt("{prompt}", "{memory}", "{chunk}") == GRUMEM_FIGURE_10A
+    assert prompts.grumem_final_prompt("{prompt}", "{memory}") == GRUMEM_FIGURE_10B
+    assert "Updated memory:" not in GRUMEM_FIGURE_10A
+    chunk_first = prompts.grumem_memory_prompt("Q?", "M", "C", layout="chunk-first")
+    assert chunk_first.endswith("<section> C </section>\n<problem> Q? </problem>\n<memory> M </memory>")
 
 
 def test_chunk_first_layout_moves_only_the_section_block() -> None:
@@ -98,8 +116,13 @@ def test_chunk_first_layout_moves_only_the_section_block() -> None:
     assert other[:other.index("</section>")] == chunk_first[:chunk_first.index("</section>")]
 
 
-def test_templates_for_the_trace_header_have_the_holes() -> None:
-    t = prompts.templates("callback", final_style="therefore")
+def test_each_strategy_gives_its_templates_for_the_trace_header_with_the_holes() -> None:
+    from memread.settings import Settings
+    from memread.strategies import create_strategy
+
+    t = create_strategy(Settings(strategy="callback", final_prompt="therefore")).templates()
     assert "{recalled_memory}" in t["memory"] and "{chunk}" in t["memory"]
     assert "Therefore, the answer is" in t["final"] and "{recalled_memory}" in t["final"]
-    assert prompts.templates("overwrite")["memory"] == MEMAGENT
+    assert create_strategy(Settings()).templates()["memory"] == MEMAGENT
+    gated = create_strategy(Settings(strategy="gated")).templates()
+    assert gated == {"memory": GRUMEM_FIGURE_10A, "final": GRUMEM_FIGURE_10B}

@@ -82,7 +82,7 @@ def test_diff_prints_the_memory_changes_step_by_step_without_colour_in_a_pipe():
     lines = out.splitlines()
     assert "--- lane 1, memory before chunk 2" in lines
     assert "+The Widow's Pier was closed for 12 days after the February storm." in lines
-    assert "= lane 2, chunk 2 (report.pdf p. 2): memory unchanged (check no)" in lines
+    assert "= lane 2, chunk 2 (report.pdf p. 2): memory unchanged (check no · next continue)" in lines
     assert "+The lighthouse lamp was repaired by Ada Quist in October." in lines
 
 

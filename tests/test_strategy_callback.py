@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -56,8 +57,23 @@ def test_an_echoed_placeholder_or_empty_query_recalls_nothing() -> None:
     assert parse_recall("no recall at all") == (None, [])
 
 
-def test_recall_searches_earlier_memories_before_adding_the_current_one() -> None:
+UPDATE_ONLY = {"memory": "update"}  # memread's cleaner parse: only the <update> content is the memory
+
+
+def test_by_default_the_memory_is_the_reply_minus_its_recall_as_remem_r1_was_trained() -> None:
     strategy = CallbackStrategy(LoopSettings(strategy="callback"))
+    assert strategy.reply_tokens == 2048  # ReMemR1's RECURRENT_MAX_NEW
+    reply = "<thinking>The lamp\nmatters.</thinking>\n<update>Ada Quist repaired it.</update>\n<recall>who\nrepaired</recall>"
+    _, result = step(strategy, strategy.initial_state(), reply)
+    assert result.memory == "<thinking>The lamp\nmatters.</thinking>\n<update>Ada Quist repaired it.</update>"
+    assert result.recall_query == "who repaired" and result.parse_issues == ()
+    _, empty = step(strategy, {"memory": "kept", "recalled": None, "history": []}, "<recall>x</recall>")
+    assert empty.memory == "kept" and empty.parse_issues
+    assert CallbackStrategy(LoopSettings(strategy="callback", reply_tokens=300)).reply_tokens == 300
+
+
+def test_recall_searches_earlier_memories_before_adding_the_current_one() -> None:
+    strategy = CallbackStrategy(LoopSettings(strategy="callback", options=UPDATE_ONLY))
     state = strategy.initial_state()
     assert strategy.recalled_shown(state) == prompts.NO_RECALLED_MEMORY
     # Step 0 asks about the lamp: nothing earlier exists, and its own new memory is not searched.
@@ -84,18 +100,18 @@ def test_recall_searches_earlier_memories_before_adding_the_current_one() -> Non
 
 
 def test_a_fresh_strategy_rebuilds_the_library_from_the_state() -> None:
-    first = CallbackStrategy(LoopSettings(strategy="callback"))
+    first = CallbackStrategy(LoopSettings(strategy="callback", options=UPDATE_ONLY))
     state = first.initial_state()
     state, _ = step(first, state, "<update>The lamp was repaired by Ada Quist.</update>")
     state, _ = step(first, state, "<update>Pier closed.</update>", 1)
     first.close()
-    resumed = CallbackStrategy(LoopSettings(strategy="callback"))  # e.g. after a crash
+    resumed = CallbackStrategy(LoopSettings(strategy="callback", options=UPDATE_ONLY))  # e.g. after a crash
     state, result = step(resumed, json.loads(json.dumps(state)), "<update>y</update><recall>lamp</recall>", 2)
     assert result.recalled == "The lamp was repaired by Ada Quist."
 
 
 def test_recall_from_chunks_finds_source_text_already_read() -> None:
-    strategy = CallbackStrategy(LoopSettings(strategy="callback", recall_from="chunks", recall_tokens=40),
+    strategy = CallbackStrategy(LoopSettings(strategy="callback", options={"recall_from": "chunks", "recall_tokens": 40}),
                                 CharTokenizer())
     strategy.observe_chunk(chunk(0, "The harbour opened in spring.\n\nThe crane driver was Olaf Berg.\n\n"
                                     "Fish prices rose all year long.\n"))
@@ -107,9 +123,21 @@ def test_recall_from_chunks_finds_source_text_already_read() -> None:
 
 
 @pytest.mark.parametrize("path", sorted(REPLIES.glob("*-callback-*.json")), ids=lambda p: p.stem)
-def test_recorded_replies_of_real_models(path: Path) -> None:
+def test_recorded_replies_of_real_models_keep_everything_but_the_recall_by_default(path: Path) -> None:
     record = json.loads(path.read_text())
     strategy = CallbackStrategy(LoopSettings(strategy="callback"))
+    state = {"memory": record["memory"], "recalled": None, "history": []}
+    result = strategy.read_reply(0, record["question"], state, chunk(0, record["section"]),
+                                 Completion(record["reply"], record["finish_reason"], 0, 0))
+    assert result.memory == re.sub(r"<recall>.*?</recall>", "", record["reply"], flags=re.DOTALL).strip()
+    assert "<recall>" not in result.memory
+    assert result.recall_query == record["expect"].get("recall_query", result.recall_query)
+
+
+@pytest.mark.parametrize("path", sorted(REPLIES.glob("*-callback-*.json")), ids=lambda p: p.stem)
+def test_recorded_replies_of_real_models_with_the_update_parse(path: Path) -> None:
+    record = json.loads(path.read_text())
+    strategy = CallbackStrategy(LoopSettings(strategy="callback", options=UPDATE_ONLY))
     state = {"memory": record["memory"], "recalled": None, "history": []}
     result = strategy.read_reply(0, record["question"], state, chunk(0, record["section"]),
                                  Completion(record["reply"], record["finish_reason"], 0, 0))

@@ -18,7 +18,7 @@ CHUNK = Chunk(0, "Ada Quist repaired the lamp.", 6, (Span("report.txt"),))
 
 
 def read(reply: str | Completion, *, before: str = "old memory", **settings: object) -> object:
-    strategy = GatedStrategy(LoopSettings(strategy="gated", **settings))  # type: ignore[arg-type]
+    strategy = GatedStrategy(LoopSettings(strategy="gated", options=settings))
     completion = reply if isinstance(reply, Completion) else Completion(reply, "stop", 10, 10)
     return strategy.read_reply(0, "Who repaired the lamp?", {"memory": before}, CHUNK, completion)
 
@@ -93,7 +93,7 @@ def test_the_early_stop_strings_are_sent_and_can_be_turned_off() -> None:
     assert plan.stop == CHECK_NO_STOPS and len(plan.stop) <= 4
     assert plan.max_tokens == 1024  # thinking, gates and memory share the memory cap
     assert GatedStrategy(LoopSettings(strategy="gated", reply_tokens=2048)).reply_tokens == 2048
-    off = GatedStrategy(LoopSettings(strategy="gated", stop_on_check_no=False))
+    off = GatedStrategy(LoopSettings(strategy="gated", options={"stop_on_check_no": False}))
     assert off.plan_step(0, "Q?", off.initial_state(), CHUNK).stop == ()
 
 
@@ -147,7 +147,8 @@ def test_recorded_replies_of_real_models(path: Path) -> None:
     record = json.loads(path.read_text())
     early = bool(record["settings"].get("stop"))
     completion = Completion(record["reply"], record["finish_reason"], 0, 0)
-    strategy = GatedStrategy(LoopSettings(strategy="gated", stop_on_check_no=early), engine_names_stops=False)
+    strategy = GatedStrategy(LoopSettings(strategy="gated", options={"stop_on_check_no": early}),
+                             engine_names_stops=False)
     result = strategy.read_reply(0, record["question"], {"memory": record["memory"]}, CHUNK, completion)
     assert result.memory.strip(), "a memory is never emptied"
     expected = record["expect"]

@@ -2,7 +2,8 @@
 
 Methods:
 
-* ``overwrite`` / ``gated`` / ``callback`` — the reading loop (:func:`memread.ask.read`) with that strategy;
+* any strategy (``overwrite`` / ``gated`` / ``callback`` / a plugin's) — the reading loop
+  (:func:`memread.ask.read`) with that strategy;
 * ``full`` — the whole document in one prompt, when prompt + answer fit the backend's context window;
   otherwise the sample is *not applicable* ("N/A", as in the papers' tables), never truncated;
 * ``bm25`` — retrieval-augmented generation: the document cut into passages by memread's chunker, the
@@ -28,16 +29,41 @@ from typing import Any
 from memread.backends.base import Backend, ChatRequest, Completion, Message
 from memread.bench.tasks import Sample
 from memread.document import Document, Provenance, Segment
-from memread.errors import BackendError
+from memread.errors import BackendError, UsageError
 from memread.events import Answered, Event, RunFinished, StepFinished
-from memread.loop import LoopSettings
 from memread.recall import Hit, TextIndex
+from memread.settings import Settings as LoopSettings
+from memread.strategies import strategy_class, strategy_names
 
-STRATEGIES = ("overwrite", "gated", "callback")
 BASELINES = ("full", "bm25", "closed-book")
+BASELINE_LABELS = {"full": "full context", "bm25": "BM25-RAG", "closed-book": "closed book (no document)"}
+
+
+def method_names() -> list[str]:
+    """Every method: the registered strategies (built-ins, then plugins'), then the baselines."""
+    return [*strategy_names(), *BASELINES]
+
+
+def is_strategy(method: str) -> bool:
+    """Whether ``method`` is a strategy (the reading loop) rather than a baseline."""
+    return method not in BASELINES
+
+
+def method_label(method: str) -> str:
+    """How tables name a method: a strategy's title ("overwrite (MemAgent)"), a baseline's label."""
+    if method in BASELINE_LABELS:
+        return BASELINE_LABELS[method]
+    try:
+        return strategy_class(method).title()
+    except UsageError:  # results of a strategy that is not installed here
+        return method
+
+
+# The built-in methods in table order, for tables of records made before plugins could add strategies.
+STRATEGIES = ("overwrite", "gated", "callback")
 METHODS = STRATEGIES + BASELINES
 METHOD_LABELS = {"overwrite": "overwrite (MemAgent)", "gated": "gated (GRU-Mem)", "callback": "callback (ReMemR1)",
-                 "full": "full context", "bm25": "BM25-RAG", "closed-book": "closed book (no document)"}
+                 **BASELINE_LABELS}
 
 _INSTRUCTIONS = {
     "boxed": "Please answer the problem based on the {what} and put the answer in \\boxed{{}}.",
@@ -108,7 +134,7 @@ def run_method(method: str, sample: Sample, backend: Backend, settings: MethodSe
     propagate."""
     started = time.perf_counter()
     try:
-        if method in STRATEGIES:
+        if is_strategy(method):
             outcome = _run_loop(method, sample, backend, settings.loop)
         elif method == "full":
             outcome = _run_full(sample, backend, settings.loop)
@@ -139,12 +165,20 @@ class _Collector:
             self.finished = event
 
 
+def settings_for(strategy: str, settings: LoopSettings) -> LoopSettings:
+    """``settings`` for one strategy of a sweep: the options it takes (a sweep's options may be meant for
+    another of its strategies, such as --no-exit-gate for gated beside overwrite)."""
+    takes = {f.name for f in strategy_class(strategy).option_fields()}
+    return replace(settings, strategy=strategy,
+                   options={name: value for name, value in settings.options.items() if name in takes})
+
+
 def _run_loop(strategy: str, sample: Sample, backend: Backend, settings: LoopSettings) -> Outcome:
     from memread.ask import read
 
     collector = _Collector()
     results = read(text_document(sample), [sample.question], backend=backend,
-                   settings=replace(settings, strategy=strategy), sinks=[collector])
+                   settings=settings_for(strategy, settings), sinks=[collector])
     result = results[0]
     timed = [s for s in collector.steps if s.prompt_seconds is not None]
     finished = collector.finished

@@ -9,7 +9,6 @@ from typing import Any
 
 import typer
 
-from memread import __version__
 from memread.cli import (
     cmd_ask,
     cmd_bench,
@@ -19,9 +18,11 @@ from memread.cli import (
     cmd_paths,
     cmd_plugins,
     cmd_replay,
+    cmd_strategies,
     cmd_traces,
 )
 from memread.cli.plugin_group import MemreadGroup
+from memread.version import __version__
 
 app = typer.Typer(
     name="memread",
@@ -59,6 +60,7 @@ app.command("completions")(cmd_completions.completions)
 app.add_typer(cmd_models.app, name="models")
 app.command("bench")(cmd_bench.bench)
 app.command("plugins")(cmd_plugins.plugins_command)
+app.command("strategies")(cmd_strategies.strategies_command)
 
 
 def report_error(error: Any) -> None:

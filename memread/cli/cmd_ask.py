@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from memread import defaults
+from memread import settings as defaults
 from memread.cli import options
 
 
@@ -22,7 +22,8 @@ def ask(
     ),
     strategy: str = typer.Option(
         defaults.STRATEGY, "--strategy", "-s", envvar="MEMREAD_STRATEGY", rich_help_panel=options.READING,
-        help="Memory strategy: overwrite (MemAgent), gated (GRU-Mem), callback (ReMemR1).",
+        help="Memory strategy: overwrite (MemAgent), gated (GRU-Mem), callback (ReMemR1), or a plugin's "
+        "(`memread strategies` lists them).",
     ),
     model: options.Model = None,
     backend: options.Backend = None,
@@ -44,18 +45,16 @@ def ask(
     top_p: options.TopP = defaults.TOP_P,
     seed: options.Seed = defaults.SEED,
     final_prompt: options.FinalPrompt = defaults.FINAL_PROMPT,
-    exit_gate: options.ExitGate = True,
-    stop_on_check_no: options.StopOnCheckNo = True,
-    recall_from: options.RecallFrom = defaults.RECALL_FROM,
-    recall_tokens: options.RecallTokens = defaults.RECALL_TOKENS,
+    exit_gate: options.ExitGate = None,
+    stop_on_check_no: options.StopOnCheckNo = None,
+    recall_from: options.RecallFrom = None,
+    recall_tokens: options.RecallTokens = None,
+    option: options.StrategyOption = None,
     layout: options.Layout = defaults.LAYOUT,
     password: str | None = typer.Option(None, "--password", help="Password of an encrypted PDF."),
     json_output: options.Json = False,
     quiet: options.Quiet = False,
-    progress: str = typer.Option(
-        "auto", "--progress", rich_help_panel=options.OUTPUT,
-        help="auto (live view on a terminal, plain lines otherwise), live, plain or none.",
-    ),
+    progress: options.Progress = "auto",
     trace: Path | None = typer.Option(
         None, "--trace", rich_help_panel=options.OUTPUT, help="Write the trace here (default: the data dir)."
     ),
@@ -66,37 +65,35 @@ def ask(
     ),
 ) -> None:
     """Read SOURCE chunk by chunk and answer QUESTION from the memory the model keeps."""
-    from memread.cli.runner import AskRequest, run_ask
+    from memread.cli.runner import Output, run_ask
+    from memread.run import ReadRequest
+    from memread.settings import Settings
 
     asked = ([question] if question else []) + list(questions)
-    request = AskRequest(
+    request = ReadRequest(
         source=source,
         questions=asked,
-        strategy=strategy,
+        settings=Settings(strategy=strategy, **options.loop_settings(ctx.params)),
         model=model,
         backend=backend,
         backend_options=options.backend_options(ctx.params),
-        settings={"strategy": strategy, **options.loop_settings(ctx.params)},
         password=password,
-        json_output=json_output,
-        quiet=quiet,
-        progress=progress,
         trace=trace,
-        no_trace=no_trace,
+        write_trace=not no_trace,
         resume=resume,
     )
-    run_ask(request)
+    run_ask(request, Output(json=json_output, quiet=quiet, progress=progress))
 
 
 def resume(
     run: str = typer.Argument(..., help="A trace file, a run id, or a unique prefix of one."),
     json_output: options.Json = False,
     quiet: options.Quiet = False,
-    progress: str = typer.Option("auto", "--progress", help="auto, live, plain or none."),
+    progress: options.Progress = "auto",
     password: str | None = typer.Option(None, "--password", help="Password of an encrypted PDF."),
 ) -> None:
     """Continue an interrupted run from its last completed step (pipe the same input again for stdin runs)."""
-    from memread.cli.runner import resume_run
+    from memread.cli.runner import Output, resume_run
 
-    resume_run(run, json_output=json_output, quiet=quiet, progress=progress, password=password)
+    resume_run(run, output=Output(json=json_output, quiet=quiet, progress=progress), password=password)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from memread import defaults
+from memread import settings as defaults
 from memread.cli import options
 
 _RUN_HELP = "Sweep"
@@ -30,8 +30,9 @@ def bench(
     samples: int = typer.Option(8, "--samples", "-n", min=1, rich_help_panel=_RUN_HELP, help="Samples per length."),
     methods: list[str] = typer.Option(
         [], "--methods", "--strategy", "-s", rich_help_panel=_RUN_HELP,
-        help="Methods, comma-separated: overwrite, gated, callback (the loop), full (whole document in one "
-        "prompt), bm25 (BM25-RAG), closed-book (the question alone). Default: overwrite,full,bm25,closed-book.",
+        help="Methods, comma-separated: any strategy (overwrite, gated, callback, a plugin's: the reading loop), "
+        "full (whole document in one prompt), bm25 (BM25-RAG), closed-book (the question alone). "
+        "Default: overwrite,full,bm25,closed-book.",
     ),
     out: Path | None = typer.Option(
         None, "--out", "-o", rich_help_panel=_RUN_HELP,
@@ -79,10 +80,11 @@ def bench(
     top_p: options.TopP = defaults.TOP_P,
     seed: options.Seed = defaults.SEED,
     final_prompt: options.FinalPrompt = defaults.FINAL_PROMPT,
-    exit_gate: options.ExitGate = True,
-    stop_on_check_no: options.StopOnCheckNo = True,
-    recall_from: options.RecallFrom = defaults.RECALL_FROM,
-    recall_tokens: options.RecallTokens = defaults.RECALL_TOKENS,
+    exit_gate: options.ExitGate = None,
+    stop_on_check_no: options.StopOnCheckNo = None,
+    recall_from: options.RecallFrom = None,
+    recall_tokens: options.RecallTokens = None,
+    option: options.StrategyOption = None,
     layout: options.Layout = defaults.LAYOUT,
     quiet: options.Quiet = False,
     json_output: options.Json = False,
@@ -104,7 +106,7 @@ def _plan(tasks: list[str], lengths: list[str], samples: int, methods: list[str]
     from memread.bench.run import BenchPlan, parse_list
     from memread.bench.tasks import parse_length
     from memread.errors import UsageError
-    from memread.loop import LoopSettings
+    from memread.settings import Settings
 
     task_list = parse_list(tasks)
     if not task_list:
@@ -114,7 +116,7 @@ def _plan(tasks: list[str], lengths: list[str], samples: int, methods: list[str]
         raise UsageError("no --lengths given", hint="e.g. --lengths 50,200 for hqa, --lengths 8K,32K for niah-single")
     return BenchPlan(tasks=tuple(task_list), lengths=tuple(length_list), samples=samples,
                      methods=tuple(parse_list(methods) or ["overwrite", "full", "bm25", "closed-book"]),
-                     settings=MethodSettings(LoopSettings(**loop), rag_passage_tokens=rag_passage_tokens,
+                     settings=MethodSettings(Settings(**loop), rag_passage_tokens=rag_passage_tokens,
                                              rag_k=rag_k),
                      data_seed=data_seed)
 
@@ -140,7 +142,7 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
     import json
 
     from memread import paths
-    from memread.backends import default_backend
+    from memread.backends import backend_capabilities
     from memread.bench import run as bench_run
     from memread.bench.report import markdown, write_report
     from memread.bench.results import ResultsFolder
@@ -162,7 +164,7 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
             backend_options = {**backend_options, "context_length": bench_run.SMOKE_CONTEXT}
     else:
         plan = _plan(tasks, lengths, samples, methods, data_seed, rag_passage_tokens, rag_k, loop)
-    if parallel > 1 and backend_options.get("concurrency") is None and (backend or default_backend()) == "openai":
+    if parallel > 1 and backend_options.get("concurrency") is None and backend_capabilities(backend).concurrent_calls:
         backend_options = {**backend_options, "concurrency": parallel}  # the client must let them all through
     engine = _create_backend(env, model, backend, backend_options, plan.settings.loop.seed)
 
@@ -207,16 +209,14 @@ def _finish(env: Any, folder: Path, records: list[dict[str, Any]], json_output: 
 
 
 def _create_backend(env: Any, model: str | None, name: str | None, options: dict[str, Any], seed: int | None) -> Any:
-    from memread.backends import create_backend, default_backend
-
-    name = name or default_backend()
-    options = {key: value for key, value in options.items() if value is not None}
-    if name != "llamacpp":
-        return create_backend(name, model=model, **options)
+    """The run's backend builder (memread.run.open_backend), with bench's own window policy: an engine that
+    allocates its context gets the model's whole training context, so that "full" has its window."""
+    from memread.backends import backend_capabilities
     from memread.cli.cmd_models import pull_progress
+    from memread.run import open_backend
+    from memread.settings import Settings
 
-    if seed is not None:
-        options.setdefault("seed", seed)
-    options.setdefault("context_length", 0)  # 0: the model's training context, so full context gets its window
+    if backend_capabilities(name).sizes_context and options.get("context_length") is None:
+        options = {**options, "context_length": 0}  # 0: the model's training context
     with pull_progress(env) as progress:
-        return create_backend(name, model=model, progress=progress, **options)
+        return open_backend(name, model=model, options=options, settings=Settings(seed=seed), progress=progress)

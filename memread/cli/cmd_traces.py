@@ -87,6 +87,8 @@ def show(
 
 
 def _summary(trace: Any, result: dict[str, Any]) -> list[str]:
+    from memread.events import step_summary
+
     header = trace.header
     lines = [
         f"run       {trace.run_id}  ({trace.status()})",
@@ -99,18 +101,13 @@ def _summary(trace: Any, result: dict[str, Any]) -> list[str]:
     for lane in result["lanes"]:
         lines.append(f"question  {lane['question']}")
     lines.append("")
-    lines.append("step  lane  where                              decision            memory  seconds")
+    lines.append("step  lane  where                              what it did                     memory  seconds")
     for step in trace.steps():
-        if step.update is not None:
-            decision = f"check {'yes' if step.update else 'no'}, {'end' if step.exit else 'continue'}"
-        else:
-            decision = "rewritten" if step.memory_changed else "unchanged"
-        if step.recall_query:
-            decision += " +recall"
+        decision = step_summary(step)
         if step.truncated:
             decision += " (cut)"
         lines.append(f"{step.step + 1:>4}  {step.lane + 1:>4}  {_cut_left(step.chunk.describe(), 33):<33}  "
-                     f"{decision:<18}  {len(step.memory):>5}c  {step.seconds:>7.1f}")
+                     f"{_cut(decision, 30):<30}  {len(step.memory):>5}c  {step.seconds:>7.1f}")
     lines.append("")
     for lane in result["lanes"]:
         label = f" {lane['lane'] + 1}" if len(result["lanes"]) > 1 else ""

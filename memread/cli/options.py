@@ -92,21 +92,29 @@ FinalPrompt = Annotated[str, typer.Option(
     "--final-prompt", rich_help_panel=READING,
     help="boxed (\\boxed{} answer, as trained) or therefore (\"Therefore, the answer is\", MemAgent's eval).",
 )]
-ExitGate = Annotated[bool, typer.Option(
-    "--exit-gate/--no-exit-gate", rich_help_panel=READING,
-    help="gated: stop reading when the model says <next>end</next>. Turn off for 'list all X' questions.",
+# The built-in strategies' own settings (Settings.options). None when not given: the strategy's default then
+# applies, and a strategy that has no such option is not asked to take one.
+ExitGate = Annotated[bool | None, typer.Option(
+    "--exit-gate/--no-exit-gate", rich_help_panel=READING, show_default=False,
+    help="gated: stop reading when the model says <next>end</next> (default on). Turn off for 'list all X' "
+    "questions.",
 )]
-StopOnCheckNo = Annotated[bool, typer.Option(
-    "--stop-on-check-no/--full-replies", rich_help_panel=READING,
-    help="gated: stop generating at <check>no</check> (the rest would be discarded).",
+StopOnCheckNo = Annotated[bool | None, typer.Option(
+    "--stop-on-check-no/--full-replies", rich_help_panel=READING, show_default=False,
+    help="gated: stop generating at <check>no</check> (the rest would be discarded; default on).",
 )]
-RecallFrom = Annotated[str, typer.Option(
-    "--recall-from", rich_help_panel=READING,
-    help="callback: search earlier memories, or also the text already read (chunks).",
+RecallFrom = Annotated[str | None, typer.Option(
+    "--recall-from", rich_help_panel=READING, show_default=False,
+    help="callback: search earlier memories (default), or also the text already read (chunks).",
 )]
-RecallTokens = Annotated[int, typer.Option(
-    "--recall-tokens", min=16, rich_help_panel=READING,
-    help="callback with --recall-from chunks: size of a recalled passage.",
+RecallTokens = Annotated[int | None, typer.Option(
+    "--recall-tokens", min=16, rich_help_panel=READING, show_default=False,
+    help="callback with --recall-from chunks: size of a recalled passage (default 512).",
+)]
+StrategyOption = Annotated[list[str] | None, typer.Option(
+    "--option", "-o", rich_help_panel=READING, metavar="NAME=VALUE",
+    help="A setting of the chosen strategy, e.g. -o memory=update (callback); repeat for several. "
+    "`memread strategies` lists each strategy's options.",
 )]
 Layout = Annotated[str, typer.Option(
     "--layout", rich_help_panel=READING,
@@ -116,6 +124,10 @@ Layout = Annotated[str, typer.Option(
 # --- output ----------------------------------------------------------------------------------------------------
 Json = Annotated[bool, typer.Option("--json", rich_help_panel=OUTPUT, help="Print one JSON object instead of text.")]
 Quiet = Annotated[bool, typer.Option("--quiet", rich_help_panel=OUTPUT, help="No progress on stderr, warnings only.")]
+Progress = Annotated[str, typer.Option(
+    "--progress", rich_help_panel=OUTPUT,
+    help="auto (live view on a terminal, plain lines otherwise), live, plain or none.",
+)]
 
 # Parameter name -> the backend factory's keyword (None when the value is not given).
 _BACKEND_KEYWORDS = {
@@ -129,11 +141,13 @@ _BACKEND_KEYWORDS = {
     "pipeline_parallel_size": "pipeline_parallel_size",
     "distributed_executor_backend": "distributed_executor_backend",
 }
-# Parameters that are LoopSettings fields of the same name.
-_LOOP_FIELDS = (
+# Parameters that are Settings fields of the same name.
+_SETTINGS_FIELDS = (
     "chunk_tokens", "memory_tokens", "reply_tokens", "final_tokens", "temperature", "top_p", "seed",
-    "final_prompt", "exit_gate", "stop_on_check_no", "recall_from", "recall_tokens", "layout", "system",
+    "final_prompt", "layout", "system",
 )
+# Parameters that are options of the built-in strategies (Settings.options), given when not None.
+_STRATEGY_OPTIONS = ("exit_gate", "stop_on_check_no", "recall_from", "recall_tokens")
 
 def backend_options(params: dict[str, Any]) -> dict[str, Any]:
     """The backend factory's keyword arguments from a command's parsed parameters (``ctx.params``)."""
@@ -141,5 +155,14 @@ def backend_options(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def loop_settings(params: dict[str, Any]) -> dict[str, Any]:
-    """The :class:`~memread.loop.LoopSettings` fields a command's parsed parameters set (all but strategy)."""
-    return {name: params[name] for name in _LOOP_FIELDS if name in params}
+    """The :class:`~memread.settings.Settings` fields a command's parsed parameters set (all but strategy):
+    the shared ones, and ``options`` from the built-in strategies' flags and ``--option NAME=VALUE``."""
+    from memread.settings import parse_option
+
+    chosen = {name: params[name] for name in _SETTINGS_FIELDS if name in params}
+    strategy_options = {name: params[name] for name in _STRATEGY_OPTIONS if params.get(name) is not None}
+    for text in params.get("option") or []:
+        name, value = parse_option(text)
+        strategy_options[name] = value
+    chosen["options"] = strategy_options
+    return chosen

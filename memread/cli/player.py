@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memread.cli.viewstate import ViewState
-from memread.events import Event, StepStarted
+from memread.events import Event, StepStarted, step_summary
 from memread.trace import Trace
 
 
@@ -98,8 +98,7 @@ def memory_diffs(trace: Trace) -> Iterator[str]:
         who = f"lane {step.lane + 1}, " if many else ""
         where = step.chunk.describe()
         if not step.memory_changed:
-            reason = " (check no)" if step.update is False else ""
-            yield f"= {who}chunk {step.step + 1} ({where}): memory unchanged{reason}"
+            yield f"= {who}chunk {step.step + 1} ({where}): memory unchanged ({step_summary(step)})"
             continue
         yield from difflib.unified_diff(
             step.memory_before.splitlines(), step.memory.splitlines(),

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memread.cli.viewstate import LaneView, ViewState, duration, stats_line
+from memread.events import step_summary
 
 CHANGED = "bold green"  # bold survives NO_COLOR, so the change stays visible without colour
 _SPLIT = re.compile(r"(\s+)")
@@ -53,20 +54,12 @@ def memory_text(before: str, after: str, *, window: int | None = None) -> Text:
     return text
 
 
-def _gates(view: LaneView, strategy: str) -> str:
-    """The decisions of the lane's last step, in words."""
+def _gates(view: LaneView) -> str:
+    """What the lane's last step did, as its strategy describes it, and what the loop noticed."""
     step = view.last
     if step is None:
         return "waiting"
-    parts = []
-    if step.update is not None:
-        parts.append(f"check {'yes' if step.update else 'no'}")
-        parts.append(f"next {'end' if step.exit else 'continue'}")
-    elif strategy != "callback" or step.memory_changed:
-        parts.append("rewritten" if step.memory_changed else "unchanged")
-    if step.recall_query:
-        got = _short(step.recalled, 30) if step.recalled else "nothing"
-        parts.append(f"recall {_short(step.recall_query, 30)!r} → {got}")
+    parts = [step_summary(step)]
     if step.truncated:
         parts.append("cut at the limit")
     if step.parse_issues:
@@ -128,7 +121,7 @@ def lane_pane(state: ViewState, view: LaneView, *, lines: int, width: int) -> Pa
     body = memory_text(view.previous, view.memory, window=max(80, (width - 4) * lines)) if view.memory else \
         Text("No previous memory", style="dim")
     style = "dim" if view.exited_at is not None else ""
-    return Panel(body, title=title, title_align="left", subtitle=_gates(view, state.strategy),
+    return Panel(body, title=title, title_align="left", subtitle=_gates(view),
                  subtitle_align="left", height=lines + 2, border_style=style)
 
 
@@ -139,7 +132,7 @@ def lanes_table(state: ViewState) -> Table:
     for view in state.lanes:
         marker = "▶ " if view.lane == state.focus else "  "
         table.add_row(f"{marker}{view.lane + 1}", view.question, f"{state.count_tokens(view.memory)} tok",
-                      _gates(view, state.strategy))
+                      _gates(view))
     return table
 
 

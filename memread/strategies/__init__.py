@@ -1,45 +1,41 @@
 """Memory strategies, looked up by name: overwrite (MemAgent), gated (GRU-Mem), callback (ReMemR1).
 
-Adding a strategy is one line in :data:`_STRATEGIES`, or an entry point in the ``memread.strategies.v1`` group
-(``name = "module:Class"``), which :mod:`memread.plugins` hands to :func:`register_strategy` the first time the
-strategies are asked for (the module is imported when the strategy is chosen). Either way it is a
-:class:`~memread.strategies.base.Strategy` subclass, constructed as ``cls(settings, tokenizer,
-engine_names_stops=...)``.
+A strategy is one module holding a :class:`~memread.strategies.base.Strategy` subclass, which says everything
+the rest of memread asks of it (label, options, templates, how a step is described). A built-in is one line
+in :data:`_STRATEGIES`; a plugin is an entry point in the ``memread.strategies.v1`` group
+(``name = "module:Class"``), registered the first time the strategies are asked for and imported when chosen.
+Either way it is constructed as ``cls(settings, tokenizer, engine_names_stops=...)``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import asdict, replace
+from typing import Any
 
 from memread.errors import UsageError
 from memread.registry import Registry
+from memread.settings import Settings
 from memread.strategies.base import BudgetItem, State, StepPlan, StepResult, Strategy
-from memread.strategies.callback import CallbackStrategy
-from memread.strategies.gated import GatedStrategy
-from memread.strategies.overwrite import OverwriteStrategy
 from memread.tokens import Tokenizer
-
-if TYPE_CHECKING:
-    from memread.loop import LoopSettings
 
 __all__ = [
     "BudgetItem",
-    "CallbackStrategy",
-    "GatedStrategy",
-    "OverwriteStrategy",
     "State",
     "StepPlan",
     "StepResult",
     "Strategy",
+    "check_settings",
     "create_strategy",
     "register_strategy",
+    "strategy_class",
+    "strategy_origin",
     "strategy_names",
 ]
 
 _STRATEGIES: Registry[type[Strategy]] = Registry("strategy", {
-    "overwrite": OverwriteStrategy,
-    "gated": GatedStrategy,
-    "callback": CallbackStrategy,
+    "overwrite": "memread.strategies.overwrite:OverwriteStrategy",
+    "gated": "memread.strategies.gated:GatedStrategy",
+    "callback": "memread.strategies.callback:CallbackStrategy",
 })
 
 
@@ -55,21 +51,20 @@ def strategy_names() -> list[str]:
     """The registered strategy names: the built-ins, then plugins'."""
     from memread import plugins
 
-    plugins.load("strategies")
+    plugins.load("strategies", _register_plugin)
     return _STRATEGIES.names()
 
 
-def create_strategy(settings: LoopSettings, tokenizer: Tokenizer | None = None, *,
-                    engine_names_stops: bool = False) -> Strategy:
-    """The strategy named by ``settings.strategy``; UsageError for an unknown name."""
+def strategy_origin(name: str) -> str | None:
+    """The plugin distribution that registered ``name``; None for a built-in."""
+    return _STRATEGIES.origin(name)
+
+
+def strategy_class(name: str) -> type[Strategy]:
+    """The class registered as ``name``; UsageError for an unknown name or a plugin that cannot load."""
     names = strategy_names()
-    if settings.strategy not in _STRATEGIES:
-        raise UsageError(f"unknown strategy {settings.strategy!r}", hint=f"choose one of: {', '.join(names)}")
-    cls = _load(settings.strategy)
-    return cls(settings, tokenizer, engine_names_stops=engine_names_stops)
-
-
-def _load(name: str) -> type[Strategy]:
+    if name not in _STRATEGIES:
+        raise UsageError(f"unknown strategy {name!r}", hint=f"choose one of: {', '.join(names)}")
     origin = _STRATEGIES.origin(name) or "a plugin"
     try:
         cls: object = _STRATEGIES.resolve(name)
@@ -86,3 +81,41 @@ def _load(name: str) -> type[Strategy]:
             hint=f"report it to the authors of {origin}; choose another --strategy meanwhile",
         )
     return cls
+
+
+def check_settings(settings: Settings) -> Settings:
+    """``settings`` with the strategy's options checked and completed with their defaults (what a trace
+    records); UsageError for an unknown strategy, option or value."""
+    cls = strategy_class(settings.strategy)
+    options = cls.parse_options(settings.options)
+    return replace(settings, options=asdict(options))
+
+
+def create_strategy(settings: Settings, tokenizer: Tokenizer | None = None, *,
+                    engine_names_stops: bool = False) -> Strategy:
+    """The strategy named by ``settings.strategy``; UsageError for an unknown name or option."""
+    return strategy_class(settings.strategy)(settings, tokenizer, engine_names_stops=engine_names_stops)
+
+
+def __getattr__(name: str) -> Any:
+    """The built-in strategy classes, for plugins that build on one (``from memread.strategies import
+    OverwriteStrategy``), imported when asked for."""
+    for key in ("overwrite", "gated", "callback"):
+        target = _STRATEGIES.target(key)
+        if isinstance(target, str) and target.endswith(":" + name):
+            return _STRATEGIES.resolve(key)
+    raise AttributeError(f"module 'memread.strategies' has no attribute {name!r}")
+
+
+def validate_plugin(plugin: Any, obj: Any) -> str | None:
+    """Why the object a ``memread.strategies.v1`` entry point names is not a strategy (None: it is one)."""
+    if not (isinstance(obj, type) and issubclass(obj, Strategy)):
+        return f"{plugin.value} is not a memread.strategies.Strategy subclass"
+    return None
+
+
+def _register_plugin(plugin: Any) -> str:
+    from memread import plugins
+
+    register_strategy(plugin.name, plugin.target, origin=plugin.distribution)
+    return plugins.REGISTERED

@@ -4,6 +4,15 @@ A strategy never calls the model, prints or writes files. The :class:`~memread.l
 :class:`StepPlan` per lane, sends the batch to the backend, and hands each completion back to
 :meth:`Strategy.read_reply`, which returns a :class:`StepResult` with the lane's new state.
 
+A strategy is one module: besides reading, it says what the rest of memread asks of it —
+
+* ``name``, ``label`` (the paper or idea it implements) and ``summary`` (one line for help texts);
+* ``Options``: a frozen dataclass of its own settings (``Settings.options``), with defaults and, in each
+  field's metadata, ``help`` and optionally ``choices`` / ``min``; :meth:`parse_options` checks them;
+* :meth:`templates`: the prompts it sends, with holes, for the trace header;
+* in every :class:`StepResult`: its decisions (``decisions``, JSON-able, recorded in the trace) and one line
+  describing the step for the live view and ``memread traces show`` (``summary``).
+
 A lane's state is a JSON-able dict (it is recorded in ``StepFinished.state`` and is what a resumed run
 restarts from); every strategy keeps at least ``{"memory": str}``. Resources shared by all lanes and
 rebuildable from the text (the callback strategy's index of chunks already read) live on the strategy
@@ -12,17 +21,19 @@ object and are fed through :meth:`Strategy.observe_chunk`.
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from memread import prompts
 from memread.backends.base import Completion
 from memread.document import Chunk
+from memread.errors import UsageError
+from memread.settings import Settings
 from memread.tokens import Tokenizer
-
-if TYPE_CHECKING:
-    from memread.loop import LoopSettings
 
 State = dict[str, Any]
 
@@ -49,31 +60,105 @@ class BudgetItem:
 
 @dataclass(frozen=True)
 class StepResult:
-    """How one reply changed one lane."""
+    """How one reply changed one lane.
+
+    ``exit`` stops the lane's reading (``exit_reason`` says why, e.g. "exit-gate"). ``decisions`` are the
+    strategy's own (gated: ``update`` and ``next``; callback: ``recall_query``, ``recalled``), JSON-able;
+    ``summary`` describes the step in a few words for people (empty: the loop asks :meth:`Strategy.describe`).
+    """
 
     state: State
     memory: str
     memory_changed: bool
     truncated: bool
-    update: bool | None = None
     exit: bool = False
-    recall_query: str | None = None
-    recalled: str | None = None
+    exit_reason: str = "exit-gate"
+    decisions: Mapping[str, Any] = field(default_factory=dict)
+    summary: str = ""
     parse_issues: tuple[str, ...] = ()
-    stopped_early: bool = False
+
+    # The decisions the built-in strategies make, by name (None when this strategy makes no such decision).
+    @property
+    def update(self) -> bool | None:
+        value = self.decisions.get("update")
+        return None if value is None else bool(value)
+
+    @property
+    def recall_query(self) -> str | None:
+        return self.decisions.get("recall_query")
+
+    @property
+    def recalled(self) -> str | None:
+        return self.decisions.get("recalled")
+
+    @property
+    def stopped_early(self) -> bool:
+        return bool(self.decisions.get("stopped_early", False))
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """A strategy without settings of its own."""
 
 
 class Strategy(ABC):
-    """Base of the overwrite, gated and callback strategies."""
+    """Base of every strategy. Subclasses set ``name`` (and usually ``label``, ``summary``, ``Options``)."""
 
     name: ClassVar[str]
+    label: ClassVar[str] = ""  # the paper or idea, shown as "name (label)"
+    summary: ClassVar[str] = ""  # one line for help texts and `memread plugins`
+    Options: ClassVar[type[Any]] = NoOptions
 
-    def __init__(self, settings: LoopSettings, tokenizer: Tokenizer | None = None, *,
+    def __init__(self, settings: Settings, tokenizer: Tokenizer | None = None, *,
                  engine_names_stops: bool = False) -> None:
         self.settings = settings
+        self.options = self.parse_options(settings.options)
         self.tokenizer = tokenizer
         # True when the backend always reports which stop string fired (Completion.stop_reason).
         self.engine_names_stops = engine_names_stops
+
+    # --- what the rest of memread asks of a strategy ---------------------------------------------------------
+
+    @classmethod
+    def title(cls) -> str:
+        """``name (label)``, as tables and the view show the strategy."""
+        return f"{cls.name} ({cls.label})" if cls.label else cls.name
+
+    @classmethod
+    def option_fields(cls) -> tuple[dataclasses.Field[Any], ...]:
+        return dataclasses.fields(cls.Options)
+
+    @classmethod
+    def parse_options(cls, raw: Mapping[str, Any]) -> Any:
+        """This strategy's :attr:`Options` from ``raw`` (values may be text, as ``--option`` gives them);
+        UsageError for a name it does not take or a value out of range."""
+        known = {f.name: f for f in cls.option_fields()}
+        hints = typing.get_type_hints(cls.Options)
+        values: dict[str, Any] = {}
+        for name, value in raw.items():
+            if name not in known:
+                takes = ", ".join(known) if known else "none"
+                raise UsageError(f"the {cls.name} strategy has no option {name.replace('_', '-')!r}",
+                                 hint=f"its options: {takes}; other strategies may take it (--strategy)")
+            values[name] = _coerce(cls.name, known[name], hints[name], value)
+        return cls.Options(**values)
+
+    def options_dict(self) -> dict[str, Any]:
+        """Every option with its value (defaults included), as recorded in the trace."""
+        return dataclasses.asdict(self.options)
+
+    def templates(self) -> dict[str, str]:
+        """The prompts this strategy sends, with ``{prompt}``, ``{memory}``, ``{chunk}``... holes, for the trace
+        header (so a trace says exactly what was sent)."""
+        return {"memory": self.memory_prompt("{prompt}", "{memory}", "{chunk}"),
+                "final": prompts.final_prompt("{prompt}", "{memory}", style=self.settings.final_prompt)}
+
+    def describe(self, result: StepResult) -> str:
+        """A few words on what one step did, for the live view and ``memread traces show``."""
+        parts = ["rewritten" if result.memory_changed else "unchanged"]
+        if result.exit:
+            parts.append(f"stopped ({result.exit_reason})")
+        return " · ".join(parts)
 
     # --- per lane -------------------------------------------------------------------------------------
 
@@ -83,10 +168,6 @@ class Strategy(ABC):
 
     def memory(self, state: State) -> str:
         return str(state.get("memory", prompts.NO_MEMORY))
-
-    def recalled_shown(self, state: State) -> str | None:
-        """The ``<recalled_memory>`` this lane's next prompt shows (callback only)."""
-        return None
 
     @abstractmethod
     def plan_step(self, lane: int, question: str, state: State, chunk: Chunk) -> StepPlan:
@@ -110,7 +191,7 @@ class Strategy(ABC):
 
     def memory_prompt(self, question: str, memory: str, chunk: str) -> str:
         """The step prompt of a strategy whose prompt holds only question, memory and chunk (overwrite,
-        gated); a strategy with more in its prompt overrides :meth:`budget` instead."""
+        gated); a strategy with more in its prompt overrides :meth:`budget` and :meth:`templates` instead."""
         raise NotImplementedError(f"{type(self).__name__} builds its step prompt otherwise")
 
     def budget(self, question: str) -> list[BudgetItem]:
@@ -131,3 +212,50 @@ class Strategy(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release shared resources (temporary indexes)."""
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _coerce(strategy: str, spec: dataclasses.Field[Any], kind: Any, value: Any) -> Any:
+    """``value`` as the option's type, checked against its ``choices`` / ``min`` metadata."""
+    name = spec.name.replace("_", "-")
+    args = [a for a in typing.get_args(kind) if a is not type(None)]
+    base = args[0] if args and typing.get_origin(kind) is not None else kind
+    if value is None and type(None) in typing.get_args(kind):
+        return None
+    try:
+        if base is bool:
+            if isinstance(value, str):
+                if value.lower() not in _TRUE | _FALSE:
+                    raise ValueError(value)
+                value = value.lower() in _TRUE
+            value = bool(value)
+        elif base is int:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)
+            value = int(value)
+        elif base is float:
+            value = float(value)
+        elif base is str:
+            value = str(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"the {strategy} option {name} takes a {getattr(base, '__name__', base)}, not {value!r}",
+                         hint=f"e.g. --option {spec.name}={_example(spec)}") from None
+    choices = spec.metadata.get("choices")
+    if choices and value not in choices:
+        raise UsageError(f"the {strategy} option {name} must be one of {', '.join(map(str, choices))}, not {value!r}",
+                         hint=f"--option {spec.name}={choices[0]}")
+    low = spec.metadata.get("min")
+    high = spec.metadata.get("max")
+    if (low is not None and value < low) or (high is not None and value > high):
+        span = f"from {low}" + (f" to {high}" if high is not None else " up")
+        raise UsageError(f"the {strategy} option {name} must be {span}, not {value!r}",
+                         hint=f"e.g. --option {spec.name}={_example(spec)}")
+    return value
+
+
+def _example(spec: dataclasses.Field[Any]) -> str:
+    default = spec.default
+    return str(default).lower() if isinstance(default, bool) else str(default)

@@ -5,12 +5,19 @@ optionally one ``<recall>query</recall>``. The best-matching earlier memory (BM2
 :mod:`memread.recall`) is shown as ``<recalled_memory>`` in the next step's prompt and in the final
 prompt; without a query or a match the block says "No memory was recalled.".
 
+The memory, as ReMemR1-7B was trained (``memory="reply"``, the default): the whole reply minus its
+``<recall>…</recall>`` blocks, thinking and tags included (ReMemR1's ``re.sub(r'<recall>.*?</recall>', '',
+text, flags=re.DOTALL)``), with replies capped at 2,048 tokens (its ``RECURRENT_MAX_NEW``; ``--reply-tokens``
+changes it). So the memory is bounded by the reply cap, not by ``--memory-tokens``. An empty result keeps
+the previous memory (recorded as a parse issue).
+
+``memory="update"`` (memread's cleaner parse, for untrained models that keep their thinking long): only
+the ``<update>`` content, read across lines (DOTALL), leniently (case, spaces, a missing close tag); with
+several blocks the last counts. Without any ``<update>``, the memory is the reply minus its thinking and
+recall blocks, and the deviation is recorded.
+
 Choices where ReMemR1's code was loose (reference notes on the seed code, §2.2–2.3):
 
-* ``<update>`` is read across lines (DOTALL), leniently (case, spaces, a missing close tag); with several
-  blocks the last counts. Without any ``<update>``, the memory is the reply minus its thinking and recall
-  blocks (ReMemR1's own behaviour since its regex fix), and the deviation is recorded; an empty result keeps
-  the previous memory.
 * The first ``<recall>`` counts (DOTALL); an empty query, or the literal placeholder "query" echoed from the
   prompt, recalls nothing.
 * Retrieval runs **before** the current step's memory joins the library (ReMemR1's training order), with a
@@ -26,12 +33,24 @@ far, oldest first), so a resumed run rebuilds the library exactly.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
+
 from memread import prompts
 from memread.backends.base import Completion
 from memread.document import Chunk, Provenance, Segment
 from memread.recall import TextIndex
 from memread.strategies import tags
 from memread.strategies.base import BudgetItem, State, StepPlan, StepResult, Strategy
+
+# ReMemR1's generation cap (RECURRENT_MAX_NEW in its evaluation, MAX_NEW_TOKEN in training).
+REMEMR1_REPLY_TOKENS = 2048
+_RECALL_BLOCK = re.compile(r"<recall>.*?</recall>", re.DOTALL)
+
+
+def reply_memory(text: str) -> str:
+    """ReMemR1's memory: the reply minus its ``<recall>`` blocks, everything else kept."""
+    return _RECALL_BLOCK.sub("", text).strip()
 
 
 def parse_update(text: str) -> tuple[str | None, list[str]]:
@@ -74,8 +93,24 @@ def parse_recall(text: str) -> tuple[str | None, list[str]]:
     return query, issues
 
 
+@dataclass(frozen=True)
+class CallbackOptions:
+    memory: str = field(default="reply", metadata={
+        "choices": ("reply", "update"),
+        "help": "reply: the whole reply minus <recall> is the memory (ReMemR1); update: only <update>"})
+    recall_from: str = field(default="memories", metadata={
+        "choices": ("memories", "chunks"),
+        "help": "search earlier memories, or also the text already read (chunks)"})
+    recall_tokens: int = field(default=512, metadata={
+        "min": 16, "help": "with recall_from=chunks: size of a recalled passage in tokens"})
+
+
 class CallbackStrategy(Strategy):
     name = "callback"
+    label = "ReMemR1"
+    summary = "the model may recall an earlier memory with <recall>query</recall>"
+    Options = CallbackOptions
+    options: CallbackOptions
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -84,10 +119,29 @@ class CallbackStrategy(Strategy):
         self._passage_count = 0
 
     @property
+    def reply_tokens(self) -> int:
+        """ReMemR1's 2,048-token reply cap unless ``--reply-tokens`` says otherwise (the memory is the reply,
+        or a part of it, so this also bounds the memory)."""
+        return self.settings.reply_tokens or REMEMR1_REPLY_TOKENS
+
+    @property
     def recalled_tokens(self) -> int:
         """The most a <recalled_memory> block can hold: a memory, plus a passage when recalling chunks."""
-        extra = self.settings.recall_tokens + 2 if self.settings.recall_from == "chunks" else 0
+        extra = self.options.recall_tokens + 2 if self.options.recall_from == "chunks" else 0
         return self.reply_tokens + extra
+
+    def templates(self) -> dict[str, str]:
+        return {"memory": prompts.rememr1_memory_prompt("{prompt}", "{memory}", "{chunk}", "{recalled_memory}",
+                                                        layout=self.settings.layout),
+                "final": prompts.final_prompt("{prompt}", "{memory}", style=self.settings.final_prompt,
+                                              recalled="{recalled_memory}")}
+
+    def describe(self, result: StepResult) -> str:
+        parts = ["rewritten" if result.memory_changed else "unchanged"]
+        if result.recall_query:
+            got = " ".join(result.recalled.split())[:30] if result.recalled else "nothing"
+            parts.append(f"recall {' '.join(result.recall_query.split())[:30]!r} → {got}")
+        return " · ".join(parts)
 
     def initial_state(self) -> State:
         return {"memory": prompts.NO_MEMORY, "recalled": None, "history": []}
@@ -105,7 +159,10 @@ class CallbackStrategy(Strategy):
                    completion: Completion) -> StepResult:
         before = self.memory(state)
         history = [str(m) for m in state.get("history", [])]
-        memory, issues = parse_update(completion.text)
+        if self.options.memory == "reply":
+            memory, issues = (reply_memory(completion.text) or None), list[str]()
+        else:
+            memory, issues = parse_update(completion.text)
         if memory is None:
             issues.append("nothing usable in the reply: the previous memory is kept")
             memory = before
@@ -115,8 +172,10 @@ class CallbackStrategy(Strategy):
         history.append(memory)
         new_state = {**state, "memory": memory, "recalled": recalled, "history": history}
         return StepResult(state=new_state, memory=memory, memory_changed=memory != before,
-                          truncated=completion.finish_reason == "length", recall_query=query,
-                          recalled=recalled, parse_issues=tuple(issues))
+                          truncated=completion.finish_reason == "length",
+                          decisions={"recalled_before": self.recalled_shown(state), "recall_query": query,
+                                     "recalled": recalled},
+                          parse_issues=tuple(issues))
 
     def plan_final(self, lane: int, question: str, state: State) -> StepPlan:
         prompt = prompts.final_prompt(question, self.memory(state), style=self.settings.final_prompt,
@@ -153,7 +212,7 @@ class CallbackStrategy(Strategy):
         return "\n\n".join(parts) or None
 
     def observe_chunk(self, chunk: Chunk) -> None:
-        if self.settings.recall_from != "chunks":
+        if self.options.recall_from != "chunks":
             return
         if self._passages is None:
             self._passages = TextIndex(temporary=True)
@@ -163,7 +222,7 @@ class CallbackStrategy(Strategy):
                 self._passage_count += 1
 
     def _split(self, chunk: Chunk) -> list[str]:
-        budget = max(16, self.settings.recall_tokens)
+        budget = max(16, self.options.recall_tokens)
         if self.tokenizer is None:
             width = budget * 4  # about four characters a token
             return [chunk.text[i:i + width] for i in range(0, len(chunk.text), width)]

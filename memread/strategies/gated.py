@@ -38,13 +38,13 @@ decision is parsed as usual. With the flag off, replies are generated in full (f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memread import prompts
 from memread.backends.base import Completion
 from memread.document import Chunk
 from memread.strategies import tags
-from memread.strategies.base import State, StepPlan, StepResult, Strategy
+from memread.strategies.base import BudgetItem, State, StepPlan, StepResult, Strategy
 
 # At most 4: OpenAI-compatible servers reject more stop strings.
 CHECK_NO_STOPS: tuple[str, ...] = ("<check>no</check>", "<check>No</check>", "<check>NO</check>",
@@ -137,21 +137,55 @@ def parse_gated(text: str, *, stopped_early: bool = False) -> GatedReply:
     return GatedReply(think, check, update, next_, tuple(issues), stopped_early=stopped_early)
 
 
+@dataclass(frozen=True)
+class GatedOptions:
+    exit_gate: bool = field(default=True, metadata={
+        "help": "stop reading when the model says <next>end</next>; off for 'list all X' questions"})
+    stop_on_check_no: bool = field(default=True, metadata={
+        "help": "stop generating at <check>no</check> (the rest of the reply would be discarded)"})
+
+
 class GatedStrategy(Strategy):
     name = "gated"
+    label = "GRU-Mem"
+    summary = "the model says whether to update the memory and whether it has read enough"
+    Options = GatedOptions
+    options: GatedOptions
 
     def memory_prompt(self, question: str, memory: str, chunk: str) -> str:
         return prompts.grumem_memory_prompt(question, memory, chunk, layout=self.settings.layout)
 
+    def _final_prompt(self, question: str, memory: str) -> str:
+        if self.settings.final_prompt == "boxed":
+            return prompts.grumem_final_prompt(question, memory)
+        return prompts.final_prompt(question, memory, style=self.settings.final_prompt)
+
+    def templates(self) -> dict[str, str]:
+        return {"memory": self.memory_prompt("{prompt}", "{memory}", "{chunk}"),
+                "final": self._final_prompt("{prompt}", "{memory}")}
+
+    def budget(self, question: str) -> list[BudgetItem]:
+        step, _ = super().budget(question)
+        return [step, BudgetItem("final", self._final_prompt(question, ""), self.reply_tokens,
+                                 self.settings.final_tokens)]
+
     def plan_step(self, lane: int, question: str, state: State, chunk: Chunk) -> StepPlan:
         prompt = self.memory_prompt(question, self.memory(state), chunk.text)
-        stop = CHECK_NO_STOPS if self.settings.stop_on_check_no else ()
+        stop = CHECK_NO_STOPS if self.options.stop_on_check_no else ()
         return StepPlan(prompt, self.reply_tokens, stop)
+
+    def plan_final(self, lane: int, question: str, state: State) -> StepPlan:
+        return StepPlan(self._final_prompt(question, self.memory(state)), self.settings.final_tokens)
+
+    def describe(self, result: StepResult) -> str:
+        next_ = "end" if result.exit or result.decisions.get("next") == "end" else "continue"
+        return f"check {'yes' if result.update else 'no'} · next {next_}" + (
+            " (ignored: --no-exit-gate)" if next_ == "end" and not result.exit else "")
 
     def read_reply(self, lane: int, question: str, state: State, chunk: Chunk,
                    completion: Completion) -> StepResult:
         before = self.memory(state)
-        stopped = self.settings.stop_on_check_no and stopped_at_check_no(
+        stopped = self.options.stop_on_check_no and stopped_at_check_no(
             completion, engine_names_stops=self.engine_names_stops)
         reply = parse_gated(completion.text, stopped_early=stopped)
         issues = list(reply.issues)
@@ -165,10 +199,12 @@ class GatedStrategy(Strategy):
                 issues.append("<check>yes</check> without an <update>: the previous memory is kept")
         elif reply.check is None:
             issues.append("no usable <check> and no <update>: the previous memory is kept")
-        exit_ = reply.next == "end" and self.settings.exit_gate
+        exit_ = reply.next == "end" and self.options.exit_gate
         new_state = {**state, "memory": memory}
-        if reply.next == "end" and not self.settings.exit_gate:
+        if reply.next == "end" and not self.options.exit_gate:
             new_state["ignored_exits"] = int(state.get("ignored_exits", 0)) + 1
         return StepResult(state=new_state, memory=memory, memory_changed=memory != before,
-                          truncated=completion.finish_reason == "length", update=apply, exit=exit_,
-                          parse_issues=tuple(issues), stopped_early=reply.stopped_early)
+                          truncated=completion.finish_reason == "length", exit=exit_, exit_reason="exit-gate",
+                          decisions={"update": apply, "next": reply.next or "continue",
+                                     "stopped_early": reply.stopped_early},
+                          parse_issues=tuple(issues))

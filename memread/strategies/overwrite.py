@@ -18,6 +18,8 @@ from memread.strategies.base import State, StepPlan, StepResult, Strategy
 
 class OverwriteStrategy(Strategy):
     name = "overwrite"
+    label = "MemAgent"
+    summary = "the model rewrites the whole memory after every chunk"
 
     def memory_prompt(self, question: str, memory: str, chunk: str) -> str:
         return prompts.memagent_memory_prompt(question, memory, chunk, layout=self.settings.layout)

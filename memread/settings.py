@@ -1,0 +1,105 @@
+"""Every knob that shapes a read, declared and validated once.
+
+:class:`Settings` holds what every strategy understands (chunk and memory sizes, sampling, the final prompt,
+the layout); a strategy's own knobs (gated's exit gate, callback's recall source, ...) live in
+``Settings.options`` and are declared by the strategy itself (:attr:`memread.strategies.Strategy.Options`),
+which checks them when the strategy is created (:func:`memread.strategies.check_settings`).
+
+Dependency-free, so the CLI can show the defaults in ``--help`` without importing the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from memread.errors import UsageError
+
+STRATEGY = "overwrite"
+CHUNK_TOKENS = 5000  # the papers' chunk size
+MEMORY_TOKENS = 1024  # the papers' memory cap (generation limit of a memory update)
+FINAL_TOKENS = 1024  # generation limit of the final answer
+TEMPERATURE = 0.0
+TOP_P = 1.0
+SEED = 1
+FINAL_PROMPT = "boxed"
+FINAL_PROMPTS = ("boxed", "therefore")
+LAYOUT = "question-first"
+LAYOUTS = ("question-first", "chunk-first")
+
+
+def check_choice(what: str, value: str, choices: tuple[str, ...]) -> None:
+    """UsageError naming the choices when ``value`` is not one of them."""
+    if value not in choices:
+        raise UsageError(f"unknown {what} {value!r}", hint=f"choose one of: {', '.join(choices)}")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What shapes a run (recorded in the trace header and compared on resume).
+
+    ``options`` are the strategy's own settings by name; the strategy fills in its defaults and refuses
+    names it does not know when it is created (:func:`memread.strategies.check_settings`).
+    """
+
+    strategy: str = STRATEGY
+    chunk_tokens: int = CHUNK_TOKENS  # chunk budget (MemAgent: 5,000)
+    memory_tokens: int = MEMORY_TOKENS  # memory cap = generation cap of a memory step (MemAgent: 1,024)
+    # Generation cap of a memory step; None: the strategy's own (most: memory_tokens).
+    reply_tokens: int | None = None
+    temperature: float = TEMPERATURE  # MemAgent sampled at 0.7 / 0.95
+    top_p: float = TOP_P
+    seed: int | None = SEED
+    final_prompt: str = FINAL_PROMPT  # "boxed" | "therefore"
+    final_tokens: int = FINAL_TOKENS
+    layout: str = LAYOUT  # "question-first" (papers) | "chunk-first" (prefix-cache sharing)
+    system: str | None = None  # a system message; None sends user messages only, as the papers did
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.strategy, str) or not self.strategy:
+            raise UsageError("no strategy named", hint="pass --strategy, e.g. overwrite")
+        check_choice("final prompt", self.final_prompt, FINAL_PROMPTS)
+        check_choice("layout", self.layout, LAYOUTS)
+        for name in ("chunk_tokens", "memory_tokens", "final_tokens"):
+            if getattr(self, name) < 1:
+                raise UsageError(f"{name.replace('_', '-')} must be at least 1",
+                                 hint=f"pass a positive --{name.replace('_', '-')}")
+        if self.reply_tokens is not None and self.reply_tokens < 1:
+            raise UsageError("reply-tokens must be at least 1", hint="pass a positive --reply-tokens")
+        # Every engine memread drives agrees on these ranges; vLLM refuses top_p 0 only after the model has
+        # loaded, llama.cpp would sample from an empty nucleus: refused here, before anything starts.
+        if not self.temperature >= 0:
+            raise UsageError(f"temperature must be 0 or more, not {self.temperature}",
+                             hint="use --temperature 0 for greedy decoding")
+        if not 0 < self.top_p <= 1:
+            raise UsageError(f"top-p must be above 0 and at most 1, not {self.top_p}",
+                             hint="use --top-p 1 to sample from the whole distribution")
+        object.__setattr__(self, "options", dict(self.options))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Settings:
+        """Settings as :meth:`to_dict` wrote them. Keys that are not settings are taken as the strategy's
+        options (traces written before the options had their own place kept them beside the others)."""
+        names = {f.name for f in fields(cls)}
+        known = {key: value for key, value in data.items() if key in names}
+        extra = {key: value for key, value in data.items() if key not in names}
+        if extra:
+            known["options"] = {**extra, **dict(known.get("options") or {})}
+        return cls(**known)
+
+    def replace(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+
+def parse_option(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` from ``--option`` (names with ``-`` or ``_``), for a strategy's own settings."""
+    name, sep, value = text.partition("=")
+    name = name.strip().replace("-", "_")
+    if not sep or not name:
+        raise UsageError(f"--option takes NAME=VALUE, not {text!r}", hint="e.g. --option max_read=0.3")
+    return name, value.strip()
