@@ -23,10 +23,10 @@ from fakes.http_servers import LlamaServer
 
 from memread.backends.base import ChatRequest
 from memread.backends.fake import FakeBackend
-from memread.bench import data
+from memread.bench import data, tasks
 from memread.bench.methods import MethodSettings, Outcome, retrieve
 from memread.bench.report import cells, markdown, svg_plot
-from memread.bench.results import ResultsFolder, score
+from memread.bench.results import ResultsFolder, rescore, score
 from memread.bench.run import BenchPlan, run_sweep
 from memread.bench.tasks import Sample, build_sample, parse_length
 from memread.errors import BackendError, UsageError
@@ -130,13 +130,10 @@ def _sample(golds: tuple[str, ...], metric: str) -> Sample:
 def test_scores_take_the_best_gold_count_failures_as_zero_and_recall_partial_values() -> None:
     qa = _sample(("Paris", "City of Paris"), "qa")
     assert score(qa, Outcome("ok", prediction="paris", reply="\\boxed{City of Paris}", boxed=True)) == {
-        "lenient": 1.0, "strict": 1.0, "f1": 1.0, "recall": 1.0, "kept": None}
+        "lenient": 1.0, "strict": 1.0, "f1": 1.0, "recall": 1.0, "whole_reply": 1.0, "kept": None}
     assert score(qa, Outcome("ok", prediction="The", reply="\\boxed{The}", boxed=True))["lenient"] == 0.0
-    # No box: the whole reply is the answer (as `memread ask` shows it); only the strict verifier needs the box.
-    unboxed = score(qa, Outcome("ok", prediction="Paris", reply="Paris", boxed=False))
-    assert unboxed["lenient"] == 1.0 and unboxed["strict"] == 0.0
     assert score(qa, Outcome("error", error="server went away")) == {
-        "lenient": 0.0, "strict": 0.0, "f1": 0.0, "recall": 0.0, "kept": None}
+        "lenient": 0.0, "strict": 0.0, "f1": 0.0, "recall": 0.0, "whole_reply": 0.0, "kept": None}
     # The gold still in the final memory, though the answer is wrong: a failure of answering, not of reading.
     kept = score(qa, Outcome("ok", prediction="Lyon", reply="\\boxed{Lyon}", boxed=True, kept="It is in paris."))
     assert kept["lenient"] == 0.0 and kept["kept"] == 1.0
@@ -144,6 +141,31 @@ def test_scores_take_the_best_gold_count_failures_as_zero_and_recall_partial_val
     scored = score(many, Outcome("ok", prediction="1234567 and 1111111", reply="\\boxed{1234567 and 1111111}",
                                  boxed=True))
     assert scored["recall"] == 0.5 and scored["strict"] is None
+
+
+def test_an_unboxed_reply_scores_zero_as_in_the_papers_and_only_the_whole_reply_column_reads_it() -> None:
+    # MemAgent's ruler_hqa.py / ruler_general.py and ReMemR1's test_qa.py: no \boxed{} -> no prediction -> 0.
+    qa = _sample(("Paris",), "qa")
+    unboxed = score(qa, Outcome("ok", prediction="It is Paris.", reply="It is Paris.", boxed=False, kept="Paris"))
+    assert unboxed == {"lenient": 0.0, "strict": 0.0, "f1": 0.0, "recall": 0.0, "whole_reply": 1.0, "kept": 1.0}
+    needle = _sample(("1234567", "7654321"), "recall")
+    unboxed = score(needle, Outcome("ok", prediction="1234567", reply="1234567", boxed=False))
+    assert unboxed["recall"] == 0.0 and unboxed["whole_reply"] == 0.5
+    # A boxed wrong answer is wrong in both columns: the whole reply is read only when nothing was extracted.
+    boxed = score(qa, Outcome("ok", prediction="Lyon", reply="Paris? No: \\boxed{Lyon}", boxed=True))
+    assert boxed["lenient"] == 0.0 and boxed["whole_reply"] == 0.0
+
+
+def test_old_records_are_scored_again_from_their_stored_reply() -> None:
+    # Written when an unboxed reply scored as the whole reply, and before \text{} was unwrapped.
+    unboxed = {"metric": "qa", "golds": ["Paris"], "status": "ok", "prediction": "Paris", "reply": "Paris",
+               "boxed": False, "scores": {"lenient": 1.0}, "score": 1.0}
+    again = rescore(unboxed)
+    assert again["score"] == 0.0 and again["scores"]["whole_reply"] == 1.0
+    texted = {"metric": "qa", "golds": ["Discovery Zone"], "status": "ok", "prediction": "\\text{Discovery Zone}",
+              "reply": "So \\boxed{\\text{Discovery Zone}}", "boxed": True, "scores": {}, "score": 0.0}
+    assert rescore(texted)["scores"]["f1"] == 1.0
+    assert rescore({**unboxed, "status": "n/a"})["score"] is None
 
 
 # --- a sweep with a scripted backend ----------------------------------------------------------------------
