@@ -114,6 +114,36 @@ def test_niah_vt_and_squad_samples_fill_the_asked_token_length_and_hold_their_an
     assert f"VAR {vt.golds[0]} = {vt.meta['value']}" in vt.context and len(vt.golds) == 5
 
 
+@pytest.mark.network
+def test_the_sizes_past_the_window_build_400_documents_and_needles_at_32k_and_128k_tokens(
+        bench_data: Path, tokenizer: TiktokenTokenizer) -> None:
+    # Issue 14's acceptance sizes. RULER-HotpotQA at 400 documents: ~56K Qwen tokens (53.6K with tiktoken),
+    # every document distinct, drawn from a pool of tens of thousands of paragraphs.
+    hqa = build_sample("hqa", 400, 2, 42, tokenizer)
+    documents = re.split(r"(?:^|\n\n)Document \d+:\n", hqa.context)[1:]
+    assert len(documents) == 400 and len(set(documents)) == 400
+    assert 48_000 <= tokenizer.count(hqa.context) <= 62_000
+    with pytest.raises(UsageError, match="distinct paragraphs"):
+        build_sample("hqa", 10_000_000, 0, 42, tokenizer)
+    for length in (32 * 1024, 128 * 1024):
+        needle = build_sample("niah-single", length, 2, 42, tokenizer)
+        assert 0.98 * length <= tokenizer.count(needle.context) <= length
+        assert needle.context.count(needle.golds[0]) == 1 and needle.meta["haystack_repeats"] == 1
+
+
+@pytest.mark.network
+def test_a_haystack_longer_than_the_essays_repeats_them_from_the_start_as_ruler_does(
+        bench_data: Path, tokenizer: TiktokenTokenizer, monkeypatch: pytest.MonkeyPatch) -> None:
+    essays = tasks._haystack_words()[:1500]  # the essays cut to ~2K tokens, so that 8K tokens needs 4 passes
+    monkeypatch.setattr(tasks, "_haystack_words", lambda: essays)
+    sample = build_sample("niah-single", 8192, 0, 42, tokenizer)
+    assert 0.98 * 8192 <= tokenizer.count(sample.context) <= 8192
+    assert sample.meta["haystack_repeats"] >= 4
+    opening = " ".join(essays[:40])
+    assert sample.context.count(opening) >= 3  # each pass starts again at the essays' first words
+    assert sample.context.count(sample.golds[0]) == 1
+
+
 def test_lengths_are_read_with_k_and_m_suffixes() -> None:
     assert [parse_length(t) for t in ("50", "8K", "32k", "1M")] == [50, 8192, 32768, 1048576]
     with pytest.raises(UsageError, match="cannot read the length"):
