@@ -160,6 +160,38 @@ def make_record(sample: Sample, method: str, outcome: Outcome, *, doc_tokens: in
     }
 
 
+_MISSING = object()
+
+
+def default_config() -> dict[str, Any]:
+    """The defaults a stored config is completed with: today's reading-loop settings (``run_config``'s
+    ``loop``). A caller whose config has other defaulted parts passes its own to :meth:`ResultsFolder.open`."""
+    from memread.loop import LoopSettings
+
+    return {"loop": LoopSettings().to_dict()}
+
+
+def compare_configs(stored: dict[str, Any], config: dict[str, Any],
+                    defaults: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """How ``config`` differs from ``stored``: the settings that changed (dotted paths), and those absent
+    from ``stored`` that ``config`` has at their default (path → value), which do not count as changes."""
+    changed: list[str] = []
+    added: dict[str, Any] = {}
+
+    def walk(old: Any, new: Any, default: Any, path: str) -> None:
+        if isinstance(old, dict) and isinstance(new, dict):
+            for key in sorted({*old, *new}):
+                below = default.get(key, _MISSING) if isinstance(default, dict) else _MISSING
+                walk(old.get(key, _MISSING), new.get(key, _MISSING), below, f"{path}.{key}" if path else key)
+        elif old is _MISSING and new is not _MISSING and default is not _MISSING and new == default:
+            added[path] = new
+        elif old != new:
+            changed.append(path)
+
+    walk(stored, config, defaults, "")
+    return changed, added
+
+
 class ResultsFolder:
     """``DIR/run.json`` (the run's config) and ``DIR/results.jsonl`` (one record per finished sample)."""
 
@@ -186,24 +218,32 @@ class ResultsFolder:
                 if isinstance(record, dict) and "key" in record:
                     yield record
 
-    def open(self, config: dict[str, Any]) -> tuple[str, set[str]]:
+    def open(self, config: dict[str, Any], *, defaults: dict[str, Any] | None = None) -> tuple[str, set[str]]:
         """Start or continue a run with ``config``: returns its id and the keys already finished.
 
-        UsageError when the folder holds results of a different config (another model or settings)."""
-        config_id = fingerprint(config)
+        A folder keeps the id it was created with. A config that differs from the stored one only by settings
+        the stored one does not have, each at its default (``defaults``, same shape as ``config``; by default
+        the reading loop's, :func:`default_config`), continues the run: a setting added to memread since does
+        not orphan the results made without it, which were made as if at its default. run.json then records
+        the new settings. UsageError when any setting has another value (another model, or settings)."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            if self.config_path.exists():
-                existing = json.loads(self.config_path.read_text(encoding="utf-8"))
-                if existing.get("id") != config_id:
-                    changed = sorted(k for k in {*config, *existing.get("config", {})}
-                                     if config.get(k) != existing.get("config", {}).get(k))
-                    raise UsageError(
-                        f"{self.folder} holds results of a run with other settings (differs in: {', '.join(changed)})",
-                        hint="use another --out folder, or the same model and settings to continue that run")
+            if not self.config_path.exists():
+                config_id = fingerprint(config)
+                self._write_config({"id": config_id, "config": config})
             else:
-                self.config_path.write_text(json.dumps({"id": config_id, "config": config}, indent=2,
-                                                       ensure_ascii=False) + "\n", encoding="utf-8")
+                stored = json.loads(self.config_path.read_text(encoding="utf-8"))
+                config_id = str(stored.get("id"))
+                old = stored.get("config", {})
+                if old != config:
+                    changed, added = compare_configs(old, config, default_config() if defaults is None else defaults)
+                    if changed:
+                        raise UsageError(
+                            f"{self.folder} holds results of a run with other settings (differs in: "
+                            f"{', '.join(changed)})",
+                            hint="use another --out folder, or the same model and settings to continue that run")
+                    self._write_config({**stored, "config": config,
+                                        "added_at_default": {**stored.get("added_at_default", {}), **added}})
         except OSError as error:
             raise TraceError(f"cannot write benchmark results in {self.folder}: {error.strerror}",
                              hint="choose a writable --out folder") from None
@@ -212,6 +252,11 @@ class ResultsFolder:
                              hint="delete it (the results stay) or use another --out folder") from None
         self._heal_torn_tail()
         return config_id, {r["key"] for r in self._iter() if r.get("config") == config_id}
+
+    def _write_config(self, content: dict[str, Any]) -> None:
+        partial = self.config_path.with_name(self.config_path.name + ".partial")
+        partial.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(partial, self.config_path)
 
     def _heal_torn_tail(self) -> None:
         """Cut a partial last line (a crash mid-write) so the next record starts on its own line."""
