@@ -21,6 +21,7 @@ from memread.bench.results import ResultsFolder, compare_configs
 from memread.bench.stats import bootstrap_mean, mean_interval, paired, sign_test, wilson
 from memread.errors import UsageError
 from memread.loop import LoopSettings
+from tests.cli_runner import run_memread
 
 # --- intervals ---------------------------------------------------------------------------------------------
 
@@ -243,3 +244,25 @@ def test_config_comparison_walks_nested_settings_with_the_caller_s_defaults() ->
     assert changed == ["rag"]
     changed, _ = compare_configs(stored, {"model": "m", "rag": {"k": 9}, "extra": 2}, {})  # no known default
     assert changed == ["extra"]
+
+
+# --- the command --------------------------------------------------------------------------------------------
+
+
+def test_bench_report_compares_folders_against_a_baseline_from_the_command_line(tmp_path: Path) -> None:
+    first = folder_with(tmp_path / "old", [r for r in three_methods() if r["method"] != "evidence"])
+    later = folder_with(tmp_path / "new", [r for r in three_methods() if r["method"] == "evidence"])
+    status, out, err = run_memread("bench", "--report", "--out", str(first), "--compare", str(later),
+                                   "--baseline", "bm25")
+    assert status == 0, err
+    assert "Paired differences against BM25-RAG" in out and "| 50 | evidence | BM25-RAG | 10 |" in out
+    assert (first / "summary.md").read_text(encoding="utf-8").strip() == out.strip()
+    status, out, err = run_memread("bench", "--report", "--out", str(first), "--compare", str(later), "--json")
+    assert status == 0, err
+    assert len(json.loads(out)["paired"]["pairs"]) == 3
+
+    other = folder_with(tmp_path / "other", [record("full", 0, True, doc_tokens=1)])
+    status, _out, err = run_memread("bench", "--report", "--out", str(first), "--compare", str(other))
+    assert status == 2 and "hold different samples" in err and "hint: " in err
+    status, _out, err = run_memread("bench", "--report", "--out", str(first), "--baseline", "magic")
+    assert status == 2 and "--baseline magic: no such method" in err
