@@ -277,9 +277,11 @@ def _task_section(task: str, task_cells: list[Cell], task_pairs: list[Pair], bas
     metric = task_cells[0].metric
     lengths = sorted({c.length for c in task_cells})
     methods = sorted({c.method for c in task_cells}, key=method_rank)
-    score_name = "sub-EM (lenient)" if metric == "qa" else "recall of gold values"
+    score_name = "sub-EM (lenient)" if metric == "qa" else "recall of the gold values"
+    of_answer = "sub-EM (lenient) of the extracted answer" if metric == "qa" else \
+        "recall of the gold values in the extracted answer"
     lines = [f"## {task}", "",
-             f"Accuracy ({score_name} of the extracted answer, %, with its 95 % interval; in brackets the samples, "
+             f"Accuracy ({of_answer}, %, with its 95 % interval; in brackets the samples, "
              f"and among them the failed runs and the unboxed replies (no `\\boxed{{}}` answer to extract), both "
              f"scored 0; "
              f"length in {unit}):", ""]
