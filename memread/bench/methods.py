@@ -59,12 +59,6 @@ def method_label(method: str) -> str:
         return method
 
 
-# The built-in methods in table order, for tables of records made before plugins could add strategies.
-STRATEGIES = ("overwrite", "gated", "callback")
-METHODS = STRATEGIES + BASELINES
-METHOD_LABELS = {"overwrite": "overwrite (MemAgent)", "gated": "gated (GRU-Mem)", "callback": "callback (ReMemR1)",
-                 **BASELINE_LABELS}
-
 _INSTRUCTIONS = {
     "boxed": "Please answer the problem based on the {what} and put the answer in \\boxed{{}}.",
     "therefore": 'Please answer the problem based on the {what} and format your response as follows '

@@ -1,21 +1,28 @@
 """Scores and the results file: one JSON line per (task, length, sample, method), appended as each finishes.
 
-Scoring (memread.answer's verifiers; reference notes seeds-code.md §1.4 and §6 for MemAgent's traps):
+Scoring (memread.answer's verifiers; reference notes seeds-code.md §1.4 and §6 for MemAgent's traps). The
+answer is *extracted* as the papers' evaluation does it: the last ``\\boxed{}`` of the final reply (with
+``--final-prompt therefore``, else the text after "the answer is"), after any ``</think>``:
 
-* ``lenient`` — the paper's test metric, sub-exact match after SQuAD normalisation, max over every gold, an
-  empty prediction never matching;
+* ``lenient`` — the paper's test metric, sub-exact match after SQuAD normalisation of the extracted answer,
+  max over every gold, an empty prediction never matching;
 * ``strict`` — the training verifier on the raw final reply (last 300 characters, last ``\\boxed{}``,
   equality); not defined (None) when a sample has several gold values to find;
-* ``f1`` — token F1, max over golds;
-* ``recall`` — the fraction of gold values found (RULER's ``string_match_all``), the primary score of the
-  NIAH and variable-tracking tasks (for QA, whose golds are alternatives: whether any gold is contained).
+* ``f1`` — token F1 of the extracted answer, max over golds;
+* ``recall`` — the fraction of gold values found in the extracted answer (RULER's ``string_match_all``), the
+  primary score of the NIAH and variable-tracking tasks (for QA, whose golds are alternatives: whether any
+  gold is contained);
+* ``whole_reply`` — the primary score (lenient for QA, recall otherwise) of the answer ``memread ask`` shows:
+  the extracted answer, or the whole reply when nothing was extracted. RULER's own scorer reads the whole
+  reply this way (it asks for no box); it is a separate column, never the headline.
 
-A failed run (the backend gave up) scores 0 on everything and stays in the denominator (MemAgent's script
-dropped such items), and so does an empty answer. A final reply without ``\\boxed{}`` is scored as the answer
-``memread ask`` would show (the whole reply) by the lenient metrics and as 0 by ``strict``; MemAgent's test
-script scored it 0 (its extraction failed), which with an untrained model measures format more than reading,
-so reports count those replies separately ("unboxed"). A ``n/a`` record (full context that does not fit the
-window) is kept out of accuracy and shown as N/A.
+A final reply without an extracted answer ("unboxed") scores 0 on every score but ``whole_reply``: MemAgent's
+``ruler_hqa.py`` and ``ruler_general.py`` set f1, em and sub-EM to 0 when ``extract_boxed_answer`` (or
+``extract_answer``) returns None, and ReMemR1's ``test_qa.py`` does the same. Reports count those replies
+beside every score ("unboxed"), because with an untrained model they measure format more than reading. A
+failed run (the backend gave up) scores 0 on everything and stays in the denominator (MemAgent's script
+dropped such items). A ``n/a`` record (full context that does not fit the window) is kept out of accuracy and
+shown as N/A.
 
 Resuming: a record is written (and fsynced) only when its sample is finished, so the file never holds half a
 sample; on a second run every key already in the file is skipped. Every record carries the run's config
@@ -32,7 +39,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memread.answer import f1_score, lenient_match, multi_value_recall, strict_match, unwrap_text_commands
+from memread.answer import (
+    f1_score,
+    final_answer,
+    lenient_match,
+    multi_value_recall,
+    strict_match,
+    unwrap_text_commands,
+)
 from memread.bench.methods import Outcome
 from memread.bench.tasks import Sample
 from memread.errors import TraceError, UsageError
@@ -42,28 +56,36 @@ RESULTS_NAME = "results.jsonl"
 CONFIG_NAME = "run.json"
 
 
+SCORES = ("lenient", "strict", "f1", "recall", "whole_reply", "kept")
+
+
 def score(sample: Sample, outcome: Outcome) -> dict[str, float | None]:
     """Every score of one outcome, each in [0, 1] (``strict`` None for multi-value samples)."""
     return score_values(sample.metric, sample.golds, status=outcome.status, prediction=outcome.prediction,
-                        reply=outcome.reply, kept=outcome.kept)
+                        reply=outcome.reply, boxed=outcome.boxed, kept=outcome.kept)
 
 
-def score_values(metric: str, golds: Sequence[str], *, status: str, prediction: str | None,
-                 reply: str, kept: str | None = None) -> dict[str, float | None]:
+def score_values(metric: str, golds: Sequence[str], *, status: str, prediction: str | None, reply: str,
+                 boxed: bool, kept: str | None = None) -> dict[str, float | None]:
     """The scores from what a record stores, so a report can re-score old results with today's rules.
 
-    A failed call scores 0 everywhere. The prediction is the answer ``memread ask`` shows (the last
-    ``\\boxed{}``, else the whole final reply); an empty one matches nothing. Only ``strict`` needs the box, as
-    MemAgent's verifiers do. ``kept`` (the final memory, or BM25's passages) is scored like ``recall``: is the
-    gold still in what the answer was given from (None when there is no such text, or the call failed)."""
+    ``prediction`` is the answer ``memread ask`` shows and ``boxed`` whether it was extracted (a box, or "the
+    answer is" with the "therefore" prompt) rather than the whole reply. A failed call scores 0 everywhere;
+    an unextracted answer scores 0 everywhere but ``whole_reply`` (see the module's docstring); an empty
+    prediction matches nothing. ``kept`` (the final memory, or BM25's passages) is scored like ``recall``: is
+    the gold still in what the answer was given from (None when there is no such text, or the call failed)."""
     multi = len(golds) > 1 and metric == "recall"
     if status != "ok":
-        return {"lenient": 0.0, "strict": None if multi else 0.0, "f1": 0.0, "recall": 0.0, "kept": None}
+        return {"lenient": 0.0, "strict": None if multi else 0.0, "f1": 0.0, "recall": 0.0, "whole_reply": 0.0,
+                "kept": None}
+    extracted = prediction if boxed else None
+    shown = prediction if prediction else reply
     return {
-        "lenient": float(lenient_match(prediction, golds)),
+        "lenient": float(lenient_match(extracted, golds)),
         "strict": None if multi else float(strict_match(reply, golds)),
-        "f1": f1_score(prediction, golds),
-        "recall": _recall(metric, prediction, golds),
+        "f1": f1_score(extracted, golds),
+        "recall": _recall(metric, extracted, golds),
+        "whole_reply": float(lenient_match(shown, golds)) if metric == "qa" else _recall(metric, shown, golds),
         "kept": None if kept is None else _recall(metric, kept, golds),
     }
 
@@ -76,17 +98,26 @@ def _recall(metric: str, text: str | None, golds: Sequence[str]) -> float:
 
 
 def rescore(record: dict[str, Any]) -> dict[str, Any]:
-    """``record`` with ``scores`` and ``score`` recomputed by :func:`score_values`."""
+    """``record`` with ``scores`` and ``score`` recomputed by :func:`score_values` from its stored reply."""
+    boxed = bool(record.get("boxed"))
     scores = score_values(record.get("metric", "qa"), record.get("golds") or [], status=record.get("status", "error"),
-                          prediction=_today(record.get("prediction"), record.get("boxed")), reply=record.get("reply") or "",
+                          prediction=_today(record), reply=record.get("reply") or "", boxed=boxed,
                           kept=record.get("kept"))
     main = None if record.get("status") == "n/a" else scores[primary(record.get("metric", "qa"))]
     return {**record, "scores": scores, "score": main}
 
 
-def _today(prediction: str | None, boxed: object) -> str | None:
-    """A stored prediction as today's answer extraction gives it (LaTeX text commands unwrapped)."""
-    return unwrap_text_commands(prediction) if prediction and boxed else prediction
+def _today(record: dict[str, Any]) -> str | None:
+    """A stored prediction as today's answer extraction gives it: a box is extracted again from the stored
+    reply (LaTeX text commands unwrapped); a "the answer is" answer (whose prompt style the record does not
+    hold) and an unextracted whole reply are kept as stored."""
+    prediction: str | None = record.get("prediction")
+    if not record.get("boxed"):
+        return prediction
+    answer, found = final_answer(record.get("reply") or "", style="boxed")
+    if found:
+        return answer
+    return unwrap_text_commands(prediction) if prediction else prediction
 
 
 def primary(metric: str) -> str:
@@ -119,6 +150,9 @@ def make_record(sample: Sample, method: str, outcome: Outcome, *, doc_tokens: in
         "question": sample.question,
         "golds": list(sample.golds),
         "doc_tokens": doc_tokens,
+        # The document itself is not stored (third-party text); its hash tells, across results folders,
+        # whether two records answered the same sample.
+        "context_sha256": hashlib.sha256(sample.context.encode("utf-8")).hexdigest(),
         **outcome.to_dict(),
         "scores": scores,
         "score": None if outcome.status == "n/a" else main,
@@ -127,6 +161,38 @@ def make_record(sample: Sample, method: str, outcome: Outcome, *, doc_tokens: in
         **run_info,
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+_MISSING = object()
+
+
+def default_config() -> dict[str, Any]:
+    """The defaults a stored config is completed with: today's reading-loop settings (``run_config``'s
+    ``loop``). A caller whose config has other defaulted parts passes its own to :meth:`ResultsFolder.open`."""
+    from memread.loop import LoopSettings
+
+    return {"loop": LoopSettings().to_dict()}
+
+
+def compare_configs(stored: dict[str, Any], config: dict[str, Any],
+                    defaults: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """How ``config`` differs from ``stored``: the settings that changed (dotted paths), and those absent
+    from ``stored`` that ``config`` has at their default (path → value), which do not count as changes."""
+    changed: list[str] = []
+    added: dict[str, Any] = {}
+
+    def walk(old: Any, new: Any, default: Any, path: str) -> None:
+        if isinstance(old, dict) and isinstance(new, dict):
+            for key in sorted({*old, *new}):
+                below = default.get(key, _MISSING) if isinstance(default, dict) else _MISSING
+                walk(old.get(key, _MISSING), new.get(key, _MISSING), below, f"{path}.{key}" if path else key)
+        elif old is _MISSING and new is not _MISSING and default is not _MISSING and new == default:
+            added[path] = new
+        elif old != new:
+            changed.append(path)
+
+    walk(stored, config, defaults, "")
+    return changed, added
 
 
 class ResultsFolder:
@@ -155,24 +221,32 @@ class ResultsFolder:
                 if isinstance(record, dict) and "key" in record:
                     yield record
 
-    def open(self, config: dict[str, Any]) -> tuple[str, set[str]]:
+    def open(self, config: dict[str, Any], *, defaults: dict[str, Any] | None = None) -> tuple[str, set[str]]:
         """Start or continue a run with ``config``: returns its id and the keys already finished.
 
-        UsageError when the folder holds results of a different config (another model or settings)."""
-        config_id = fingerprint(config)
+        A folder keeps the id it was created with. A config that differs from the stored one only by settings
+        the stored one does not have, each at its default (``defaults``, same shape as ``config``; by default
+        the reading loop's, :func:`default_config`), continues the run: a setting added to memread since does
+        not orphan the results made without it, which were made as if at its default. run.json then records
+        the new settings. UsageError when any setting has another value (another model, or settings)."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            if self.config_path.exists():
-                existing = json.loads(self.config_path.read_text(encoding="utf-8"))
-                if existing.get("id") != config_id:
-                    changed = sorted(k for k in {*config, *existing.get("config", {})}
-                                     if config.get(k) != existing.get("config", {}).get(k))
-                    raise UsageError(
-                        f"{self.folder} holds results of a run with other settings (differs in: {', '.join(changed)})",
-                        hint="use another --out folder, or the same model and settings to continue that run")
+            if not self.config_path.exists():
+                config_id = fingerprint(config)
+                self._write_config({"id": config_id, "config": config})
             else:
-                self.config_path.write_text(json.dumps({"id": config_id, "config": config}, indent=2,
-                                                       ensure_ascii=False) + "\n", encoding="utf-8")
+                stored = json.loads(self.config_path.read_text(encoding="utf-8"))
+                config_id = str(stored.get("id"))
+                old = stored.get("config", {})
+                if old != config:
+                    changed, added = compare_configs(old, config, default_config() if defaults is None else defaults)
+                    if changed:
+                        raise UsageError(
+                            f"{self.folder} holds results of a run with other settings (differs in: "
+                            f"{', '.join(changed)})",
+                            hint="use another --out folder, or the same model and settings to continue that run")
+                    self._write_config({**stored, "config": config,
+                                        "added_at_default": {**stored.get("added_at_default", {}), **added}})
         except OSError as error:
             raise TraceError(f"cannot write benchmark results in {self.folder}: {error.strerror}",
                              hint="choose a writable --out folder") from None
@@ -181,6 +255,11 @@ class ResultsFolder:
                              hint="delete it (the results stay) or use another --out folder") from None
         self._heal_torn_tail()
         return config_id, {r["key"] for r in self._iter() if r.get("config") == config_id}
+
+    def _write_config(self, content: dict[str, Any]) -> None:
+        partial = self.config_path.with_name(self.config_path.name + ".partial")
+        partial.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(partial, self.config_path)
 
     def _heal_torn_tail(self) -> None:
         """Cut a partial last line (a crash mid-write) so the next record starts on its own line."""

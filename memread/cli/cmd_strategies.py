@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-
 from memread.cli import options
 
 
