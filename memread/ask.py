@@ -50,10 +50,12 @@ def count_chunks(source: str, backend: Backend, settings: LoopSettings, *, passw
         return None
     from memread.backends.text_guard import guard
     from memread.chunk import Chunker
+    from memread.strategies import check_settings
 
     document = open_source(source, password=password)
     tokenizer = guard(backend).tokenizer  # as the loop will chunk
-    return sum(1 for _ in Chunker(tokenizer, settings.chunk_tokens).chunks(document.segments()))
+    chunk_tokens = settings.chunk_tokens or check_settings(settings).chunk_tokens or 1
+    return sum(1 for _ in Chunker(tokenizer, chunk_tokens).chunks(document.segments()))
 
 
 def _chunks_with_warnings(document: Document, chunks: Iterable[Chunk], sinks: Sequence[Sink]) -> Iterator[Chunk]:
@@ -105,14 +107,14 @@ def read(
     )
     loop.check_budget()
     # The loop's backend: guarded when it cannot keep document text plain, and then it measures the text as sent.
-    chunks: Iterable[Chunk] = Chunker(loop.backend.tokenizer, settings.chunk_tokens).chunks(document.segments())
+    chunks: Iterable[Chunk] = Chunker(loop.backend.tokenizer, loop.strategy.chunk_tokens).chunks(document.segments())
     chunks = _chunks_with_warnings(document, chunks, all_sinks)
     if resume is None:
         return loop.run(chunks)
     from memread.trace import verify_chunks
 
     point = resume.resume_point()
-    chunks = verify_chunks(resume, chunks, upto=point.start_step)
+    chunks = verify_chunks(resume, chunks, upto=point.start_step, every_recorded=loop.strategy.chooses_order)
     return loop.run(chunks, start_step=point.start_step, states=point.states, exited=point.exited)
 
 

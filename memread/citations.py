@@ -63,11 +63,17 @@ def _pieces(text: str) -> list[str]:
 def cite(steps: Iterable[StepFinished], final_memory: str | None = None, *, min_weight: int = 1) -> list[Citation]:
     """Citations for one lane's steps (in order), strongest evidence first within reading order.
 
-    ``final_memory`` defaults to the memory after the last step.
+    A strategy that knows where each piece of its memory comes from says so in its state (``sources``: the
+    evidence strategy's verbatim sentences with their own pages and lines); those are the citations, in document
+    order. Otherwise ``final_memory`` (default: the memory after the last step) is traced back to the steps
+    that introduced it.
     """
     steps = list(steps)
     if not steps:
         return []
+    known = steps[-1].state.get("sources")
+    if isinstance(known, list):
+        return [_from_source(steps[-1].lane, source) for source in known]
     final = steps[-1].memory if final_memory is None else final_memory
     final_grams = _ngrams(final)
     final_pieces = _pieces(final)
@@ -86,6 +92,12 @@ def cite(steps: Iterable[StepFinished], final_memory: str | None = None, *, min_
         citations.append(Citation(lane=step.lane, step=step.step, spans=step.chunk.spans,
                                   weight=len(surviving), excerpt=excerpt[:200]))
     return citations
+
+
+def _from_source(lane: int, source: dict[str, Any]) -> Citation:
+    spans = tuple(Span.from_dict(span) for span in source.get("spans", []))
+    return Citation(lane=lane, step=int(source.get("chunk", 0)), spans=spans, weight=1,
+                    excerpt=str(source.get("excerpt", "")))
 
 
 def describe(citations: Sequence[Citation]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,12 @@ class Span:
 
     def to_dict(self) -> dict[str, object]:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items() if v not in (None, ())}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Span:
+        """A span as :meth:`to_dict` wrote it."""
+        fields: dict[str, Any] = {key: tuple(value) if key == "chapters" else value for key, value in data.items()}
+        return cls(**fields)
 
 
 @dataclass(frozen=True)

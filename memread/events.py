@@ -28,9 +28,10 @@ class RunStarted:
 
 @dataclass(frozen=True)
 class StepStarted:
-    step: int  # chunk index, 0-based
+    step: int  # 0-based; the chunk's index, unless the strategy chooses the reading order
     chunk: Chunk
     lanes: tuple[int, ...]  # active lanes (question indices) reading this chunk
+    reason: str = ""  # why this chunk now, when the strategy chose it (e.g. its relevance rank)
 
 
 @dataclass(frozen=True)

@@ -166,7 +166,7 @@ class Loop:
                 f"a {worst.what} prompt for question {worst.lane + 1} may need {worst.total} tokens "
                 f"(template and question {worst.template_tokens}, memory/chunk {worst.variable_tokens}, "
                 f"reply {worst.max_tokens}) but the model's context holds {limit}",
-                hint=f"lower --chunk-tokens (now {s.chunk_tokens}), --memory-tokens (now {s.memory_tokens}) or "
+                hint=f"lower --chunk-tokens (now {self.strategy.chunk_tokens}), --memory-tokens (now {s.memory_tokens}) or "
                      f"--reply-tokens (now {worst.max_tokens if worst.what == 'step' else s.reply_tokens}), or raise "
                      f"the context size (--context-length) to at least {worst.total}")
         self._budget = lines
@@ -198,17 +198,10 @@ class Loop:
                               questions=self.questions, settings=self.settings.to_dict(),
                               resumed_from_step=start_step if resumed else None))
         try:
-            next_step = start_step
-            # Stop pulling chunks as soon as no lane reads: a lazy document is then not read any further.
-            for chunk in chunks if len(done) < len(lanes) else ():
-                if chunk.index < start_step:
-                    self.strategy.observe_chunk(chunk)
-                    continue
-                self._step(chunk, [lane for lane in lanes if lane not in done], state, totals, done, exited_at)
-                next_step = chunk.index + 1
-                totals.chunks_read += 1
-                if len(done) == len(lanes):
-                    break
+            if self.strategy.chooses_order:
+                next_step = self._read_in_chosen_order(chunks, start_step, state, totals, done, exited_at)
+            else:
+                next_step = self._read_in_document_order(chunks, start_step, state, totals, done, exited_at)
             results = self._answer(state, totals, next_step, exited_at)
         except KeyboardInterrupt:
             self._finish("interrupted", totals, started, "interrupted")
@@ -224,29 +217,65 @@ class Loop:
         self._finish("ok", totals, started, None)
         return results
 
-    def _step(self, chunk: Chunk, active: list[int], state: dict[int, State], totals: _Totals,
-              done: set[int], exited_at: dict[int, int | None]) -> None:
-        if chunk.tokens > self.settings.chunk_tokens:
+    def _read_in_document_order(self, chunks: Iterable[Chunk], start_step: int, state: dict[int, State],
+                                totals: _Totals, done: set[int], exited_at: dict[int, int | None]) -> int:
+        """Step ``i`` reads chunk ``i``, for every lane still reading; returns the next step."""
+        lanes = range(len(self.questions))
+        next_step = start_step
+        # Stop pulling chunks as soon as no lane reads: a lazy document is then not read any further.
+        for chunk in chunks if len(done) < len(lanes) else ():
+            if chunk.index < start_step:
+                self.strategy.observe_chunk(chunk)
+                continue
+            self._step(chunk.index, chunk, [lane for lane in lanes if lane not in done], state, totals, done,
+                       exited_at)
+            next_step = chunk.index + 1
+            totals.chunks_read += 1
+            if len(done) == len(lanes):
+                break
+        return next_step
+
+    def _read_in_chosen_order(self, chunks: Iterable[Chunk], start_step: int, state: dict[int, State],
+                              totals: _Totals, done: set[int], exited_at: dict[int, int | None]) -> int:
+        """The strategy takes in the whole document first (:meth:`Strategy.index`), then says which chunk each
+        step reads and for which lanes (:meth:`Strategy.next_read`), from the lanes' states alone, so a resumed
+        run, restarting from the recorded states, reads on in the same order. Returns the next step."""
+        lanes = range(len(self.questions))
+        self.strategy.index(chunks)
+        step = start_step
+        while len(done) < len(lanes):
+            active = [lane for lane in lanes if lane not in done]
+            choice = self.strategy.next_read({lane: state[lane] for lane in active}, self.questions)
+            if choice is None:
+                break
+            self._step(step, choice.chunk, list(choice.lanes), state, totals, done, exited_at, reason=choice.reason)
+            step += 1
+            totals.chunks_read += 1
+        return step
+
+    def _step(self, step: int, chunk: Chunk, active: list[int], state: dict[int, State], totals: _Totals,
+              done: set[int], exited_at: dict[int, int | None], *, reason: str = "") -> None:
+        if chunk.tokens > self.strategy.chunk_tokens:
             raise BudgetError(f"chunk {chunk.index + 1} has {chunk.tokens} tokens, over the "
-                              f"{self.settings.chunk_tokens}-token chunk budget",
+                              f"{self.strategy.chunk_tokens}-token chunk budget",
                               hint="chunk the document with the same --chunk-tokens as the loop")
-        self._emit(StepStarted(step=chunk.index, chunk=chunk, lanes=tuple(active)))
+        self._emit(StepStarted(step=step, chunk=chunk, lanes=tuple(active), reason=reason))
         plans = {lane: self.strategy.plan_step(lane, self.questions[lane], state[lane], chunk) for lane in active}
-        seed = None if self.settings.seed is None else self.settings.seed + chunk.index
+        seed = None if self.settings.seed is None else self.settings.seed + step
         completions, seconds = self._complete(
-            [self._request(plans[lane], seed, f"lane {lane}, step {chunk.index}") for lane in active], totals,
-            chunk.index)
+            [self._request(plans[lane], seed, f"lane {lane}, step {step}") for lane in active], totals,
+            step)
         for lane, completion in zip(active, completions, strict=True):
             before = state[lane]
             result = self.strategy.read_reply(lane, self.questions[lane], before, chunk, completion)
             totals.steps[lane] += 1
             new_state = {**result.state, "steps": totals.steps[lane]}
             if result.exit:
-                new_state["exited_at"] = chunk.index  # kept in the state so a resumed run still knows
+                new_state["exited_at"] = step  # kept in the state so a resumed run still knows
             state[lane] = new_state
             decisions = dict(result.decisions)
             self._emit(StepFinished(
-                lane=lane, step=chunk.index, chunk=chunk, memory_before=self.strategy.memory(before),
+                lane=lane, step=step, chunk=chunk, memory_before=self.strategy.memory(before),
                 prompt=plans[lane].prompt, reply=completion.text, finish_reason=completion.finish_reason,
                 memory=result.memory, memory_changed=result.memory_changed, truncated=result.truncated,
                 exit=result.exit, parse_issues=result.parse_issues, prompt_tokens=completion.prompt_tokens,
@@ -258,11 +287,11 @@ class Loop:
             if result.truncated:
                 self._emit(Warned(message=f"question {lane + 1}: the reply at chunk {chunk.index + 1} hit the "
                                           f"{plans[lane].max_tokens}-token limit; its memory may be cut off",
-                                  lane=lane, step=chunk.index))
+                                  lane=lane, step=step))
             if result.exit:
                 done.add(lane)
-                exited_at[lane] = chunk.index
-                self._emit(LaneExited(lane=lane, step=chunk.index, reason=result.exit_reason))
+                exited_at[lane] = step
+                self._emit(LaneExited(lane=lane, step=step, reason=result.exit_reason))
         self.strategy.observe_chunk(chunk)
 
     def _answer(self, state: dict[int, State], totals: _Totals, steps_read: int,

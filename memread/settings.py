@@ -44,7 +44,8 @@ class Settings:
     """
 
     strategy: str = STRATEGY
-    chunk_tokens: int = CHUNK_TOKENS  # chunk budget (MemAgent: 5,000)
+    # Chunk budget; None: the strategy's own (the papers': 5,000), filled in when the strategy takes the settings.
+    chunk_tokens: int | None = None
     memory_tokens: int = MEMORY_TOKENS  # memory cap = generation cap of a memory step (MemAgent: 1,024)
     # Generation cap of a memory step; None: the strategy's own (most: memory_tokens).
     reply_tokens: int | None = None
@@ -63,7 +64,7 @@ class Settings:
         check_choice("final prompt", self.final_prompt, FINAL_PROMPTS)
         check_choice("layout", self.layout, LAYOUTS)
         for name in ("chunk_tokens", "memory_tokens", "final_tokens"):
-            if getattr(self, name) < 1:
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise UsageError(f"{name.replace('_', '-')} must be at least 1",
                                  hint=f"pass a positive --{name.replace('_', '-')}")
         if self.reply_tokens is not None and self.reply_tokens < 1:

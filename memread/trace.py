@@ -488,11 +488,16 @@ def _normalised(settings: dict[str, Any], strategy: str) -> dict[str, Any]:
         return dict(jsonable(settings))
 
 
-def verify_chunks(trace: Trace, chunks: Iterable[Chunk], upto: int | None = None) -> Iterator[Chunk]:
+def verify_chunks(trace: Trace, chunks: Iterable[Chunk], upto: int | None = None, *,
+                  every_recorded: bool = False) -> Iterator[Chunk]:
     """Pass ``chunks`` through, checking that the first ``upto`` (default: the resume point) have the text
-    hashes recorded in the trace. Lazy, so it works for stdin: the loop skips those chunks anyway."""
+    hashes recorded in the trace; with ``every_recorded`` (a strategy that chose its reading order), every
+    chunk the trace read, wherever it is. Lazy, so it works for stdin: the loop skips those chunks anyway."""
     recorded = {int(r["chunk"]["index"]): r["chunk"] for r in trace.records if r.get("type") == "step_started"}
-    limit = trace.resume_point().start_step if upto is None else upto
+    if every_recorded:
+        limit = max(recorded, default=-1) + 1
+    else:
+        limit = trace.resume_point().start_step if upto is None else upto
     seen = 0
     for chunk in chunks:
         if chunk.index < limit:

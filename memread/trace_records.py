@@ -88,12 +88,7 @@ def event_to_record(event: Event, *, at: float | None = None) -> dict[str, Any]:
 
 
 def chunk_from_record(data: Mapping[str, Any], text: str = "") -> Chunk:
-    spans = []
-    for span in data.get("spans", []):
-        span = dict(span)
-        if "chapters" in span:
-            span["chapters"] = tuple(span["chapters"])
-        spans.append(Span(**span))
+    spans = [Span.from_dict(dict(span)) for span in data.get("spans", [])]
     return Chunk(index=int(data["index"]), text=data.get("text", text), tokens=int(data.get("tokens", 0)),
                  spans=tuple(spans))
 

@@ -32,6 +32,7 @@ from memread.document import Document, Provenance, Segment
 from memread.errors import BackendError, UsageError
 from memread.events import Answered, Event, RunFinished, StepFinished
 from memread.recall import Hit, TextIndex
+from memread.settings import CHUNK_TOKENS
 from memread.settings import Settings as LoopSettings
 from memread.strategies import strategy_class, strategy_names
 
@@ -113,7 +114,7 @@ class MethodSettings:
 
     @property
     def k(self) -> int:
-        return self.rag_k or max(1, self.loop.chunk_tokens // self.rag_passage_tokens)
+        return self.rag_k or max(1, (self.loop.chunk_tokens or CHUNK_TOKENS) // self.rag_passage_tokens)
 
 
 def text_document(sample: Sample) -> Document:

@@ -37,7 +37,7 @@ def ask(
     pipeline_parallel_size: options.PipelineParallelSize = None,
     distributed_executor_backend: options.DistributedExecutorBackend = None,
     system: options.System = None,
-    chunk_tokens: options.ChunkTokens = defaults.CHUNK_TOKENS,
+    chunk_tokens: options.ChunkTokens = None,
     memory_tokens: options.MemoryTokens = defaults.MEMORY_TOKENS,
     reply_tokens: options.ReplyTokens = None,
     final_tokens: options.FinalTokens = defaults.FINAL_TOKENS,

@@ -66,8 +66,9 @@ System = Annotated[str | None, typer.Option(
 )]
 
 # --- reading ---------------------------------------------------------------------------------------------------
-ChunkTokens = Annotated[int, typer.Option(
-    "--chunk-tokens", min=16, rich_help_panel=READING, help="Tokens of document per step.",
+ChunkTokens = Annotated[int | None, typer.Option(
+    "--chunk-tokens", min=16, rich_help_panel=READING, show_default=False,
+    help="Tokens of document per step (default: the strategy's; 5,000 for overwrite, gated and callback).",
 )]
 MemoryTokens = Annotated[int, typer.Option(
     "--memory-tokens", min=16, rich_help_panel=READING,

@@ -64,7 +64,7 @@ class PlainProgress:
                 self._last_print = now
                 self._say(progress_line(self.state))
         elif isinstance(event, LaneExited):
-            self._say(f"lane {event.lane + 1} stopped reading at chunk {event.step + 1} ({event.reason})")
+            self._say(f"lane {event.lane + 1} stopped reading after {event.step + 1} chunk(s) ({event.reason})")
         elif isinstance(event, Answered) and len(self.state.lanes) > 1:
             self._say(f"answer {event.lane + 1}: {event.answer}")
         elif isinstance(event, RunFinished):

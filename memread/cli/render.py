@@ -65,7 +65,7 @@ def _gates(view: LaneView) -> str:
     if step.parse_issues:
         parts.append(f"{len(step.parse_issues)} format issue{'s' if len(step.parse_issues) > 1 else ''}")
     if view.exited_at is not None:
-        parts.append(f"stopped at chunk {view.exited_at + 1}")
+        parts.append(f"stopped after {view.exited_at + 1} chunks")
     return " · ".join(parts)
 
 
@@ -109,6 +109,8 @@ def chunk_pane(state: ViewState, *, lines: int = 2, width: int = 100) -> Panel:
         return Panel(Text("waiting for the first chunk", style="dim"), title="chunk", height=lines + 2)
     excerpt = _short(chunk.text, max(40, (width - 6) * lines))
     title = f"chunk {chunk.index + 1} · {chunk.describe()} · {chunk.tokens:,} tokens"
+    if state.reason:
+        title += f" · {state.reason}"
     return Panel(Text(excerpt, style="dim"), title=title, title_align="left", height=lines + 2)
 
 

@@ -60,6 +60,7 @@ class ViewState:
     now: float = 0.0
     step: int | None = None  # chunk index being read (or last read)
     chunk: Chunk | None = None
+    reason: str = ""  # why the strategy chose this chunk now (strategies that choose the reading order)
     step_started_at: float | None = None
     step_active: tuple[int, ...] = ()
     step_done: set[int] = field(default_factory=set)
@@ -93,6 +94,7 @@ class ViewState:
             self.finished = None
         elif isinstance(event, StepStarted):
             self.step, self.chunk, self.step_started_at = event.step, event.chunk, at
+            self.reason = event.reason
             self.step_active, self.step_done = event.lanes, set()
             self.tokens_read += event.chunk.tokens
             self.tokens_this_step = 0

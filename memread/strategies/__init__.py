@@ -15,11 +15,12 @@ from typing import Any
 from memread.errors import UsageError
 from memread.registry import Registry
 from memread.settings import Settings
-from memread.strategies.base import BudgetItem, State, StepPlan, StepResult, Strategy
+from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
 from memread.tokens import Tokenizer
 
 __all__ = [
     "BudgetItem",
+    "ReadChoice",
     "State",
     "StepPlan",
     "StepResult",
@@ -36,6 +37,7 @@ _STRATEGIES: Registry[type[Strategy]] = Registry("strategy", {
     "overwrite": "memread.strategies.overwrite:OverwriteStrategy",
     "gated": "memread.strategies.gated:GatedStrategy",
     "callback": "memread.strategies.callback:CallbackStrategy",
+    "evidence": "memread.strategies.evidence:EvidenceStrategy",
 })
 
 
@@ -84,11 +86,11 @@ def strategy_class(name: str) -> type[Strategy]:
 
 
 def check_settings(settings: Settings) -> Settings:
-    """``settings`` with the strategy's options checked and completed with their defaults (what a trace
-    records); UsageError for an unknown strategy, option or value."""
+    """``settings`` with the strategy's options checked and completed with their defaults, and its chunk size
+    when none was given (what a trace records); UsageError for an unknown strategy, option or value."""
     cls = strategy_class(settings.strategy)
     options = cls.parse_options(settings.options)
-    return replace(settings, options=asdict(options))
+    return replace(settings, options=asdict(options), chunk_tokens=settings.chunk_tokens or cls.default_chunk_tokens)
 
 
 def create_strategy(settings: Settings, tokenizer: Tokenizer | None = None, *,
@@ -100,7 +102,7 @@ def create_strategy(settings: Settings, tokenizer: Tokenizer | None = None, *,
 def __getattr__(name: str) -> Any:
     """The built-in strategy classes, for plugins that build on one (``from memread.strategies import
     OverwriteStrategy``), imported when asked for."""
-    for key in ("overwrite", "gated", "callback"):
+    for key in ("overwrite", "gated", "callback", "evidence"):
         target = _STRATEGIES.target(key)
         if isinstance(target, str) and target.endswith(":" + name):
             return _STRATEGIES.resolve(key)

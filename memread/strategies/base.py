@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -97,6 +97,15 @@ class StepResult:
 
 
 @dataclass(frozen=True)
+class ReadChoice:
+    """The next step of a strategy that chooses its reading order: ``chunk``, read by ``lanes``, and why."""
+
+    chunk: Chunk
+    lanes: tuple[int, ...]
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class NoOptions:
     """A strategy without settings of its own."""
 
@@ -108,6 +117,11 @@ class Strategy(ABC):
     label: ClassVar[str] = ""  # the paper or idea, shown as "name (label)"
     summary: ClassVar[str] = ""  # one line for help texts and `memread plugins`
     Options: ClassVar[type[Any]] = NoOptions
+    # False: every lane reads every chunk in document order, as the papers do. True: the loop hands the strategy
+    # the whole document first (index) and asks it, step by step, which chunk to read next (next_read).
+    chooses_order: ClassVar[bool] = False
+    # Tokens of document per step when --chunk-tokens is not given (the papers read 5,000 at a time).
+    default_chunk_tokens: ClassVar[int] = 5000
 
     def __init__(self, settings: Settings, tokenizer: Tokenizer | None = None, *,
                  engine_names_stops: bool = False) -> None:
@@ -184,6 +198,11 @@ class Strategy(ABC):
         return StepPlan(prompt, self.settings.final_tokens)
 
     @property
+    def chunk_tokens(self) -> int:
+        """The chunk budget of this run: ``--chunk-tokens``, else the strategy's default."""
+        return self.settings.chunk_tokens or self.default_chunk_tokens
+
+    @property
     def reply_tokens(self) -> int:
         """The generation cap of a memory step: ``reply_tokens`` if set, else ``memory_tokens``. The memory
         is the reply or a part of it, so it is never longer; that is what bounds the prompt."""
@@ -199,11 +218,23 @@ class Strategy(ABC):
         prompts with their variable parts empty, and how many tokens those parts can add."""
         s = self.settings
         return [
-            BudgetItem("step", self.memory_prompt(question, "", ""), self.reply_tokens + s.chunk_tokens,
+            BudgetItem("step", self.memory_prompt(question, "", ""), self.reply_tokens + self.chunk_tokens,
                        self.reply_tokens),
             BudgetItem("final", prompts.final_prompt(question, "", style=s.final_prompt),
                        self.reply_tokens, s.final_tokens),
         ]
+
+    # --- choosing the reading order (chooses_order = True) -----------------------------------------------
+
+    def index(self, chunks: Iterable[Chunk]) -> None:
+        """Take in every chunk of the document before the first step (a resumed run calls it again)."""
+        raise NotImplementedError(f"{type(self).__name__} reads in document order")
+
+    def next_read(self, states: Mapping[int, State], questions: Sequence[str]) -> ReadChoice | None:
+        """The next chunk and the lanes that read it, from the reading lanes' states (``states``, by lane) and
+        the questions (by lane) alone, so a resumed run chooses as the uninterrupted one did; None when none of
+        them has anything left to read."""
+        raise NotImplementedError(f"{type(self).__name__} reads in document order")
 
     # --- shared ---------------------------------------------------------------------------------------
 

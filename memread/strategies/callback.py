@@ -186,7 +186,7 @@ class CallbackStrategy(Strategy):
         s = self.settings
         return [
             BudgetItem("step", prompts.rememr1_memory_prompt(question, "", "", "", layout=s.layout),
-                       self.reply_tokens + self.recalled_tokens + s.chunk_tokens, self.reply_tokens),
+                       self.reply_tokens + self.recalled_tokens + self.chunk_tokens, self.reply_tokens),
             BudgetItem("final", prompts.final_prompt(question, "", style=s.final_prompt, recalled=""),
                        self.reply_tokens + self.recalled_tokens, s.final_tokens),
         ]

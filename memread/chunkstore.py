@@ -1,0 +1,87 @@
+"""The document's chunks kept aside, for a strategy that reads them in an order of its own.
+
+A :class:`ChunkStore` takes every chunk once (a file, a directory or standard input alike: the stream is read
+to its end) and can then hand any chunk back by index and rank them all against a query with BM25 (SQLite
+FTS5, as :mod:`memread.recall`). It lives in SQLite's private temporary database: pages past a small cache go
+to a file that SQLite unlinks as soon as it opens it, so a 2 GB log keeps the process's memory flat and nothing
+is left behind when the process is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import asdict
+from typing import Any
+
+from memread.document import Chunk, Mark, Provenance, Span
+from memread.recall import query_terms
+
+# Pages SQLite keeps in memory for this store (negative: KiB): the rest of a large document stays on disk.
+_CACHE_KIB = 8 * 1024
+
+
+class ChunkStore:
+    """Every chunk of one document, by index, with a full-text index over their texts."""
+
+    def __init__(self) -> None:
+        self._db = sqlite3.connect("", check_same_thread=False)  # "": the private temporary database
+        self._db.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
+        self._db.execute("CREATE TABLE chunks (id INTEGER PRIMARY KEY, tokens INTEGER, text TEXT, spans TEXT, "
+                         "marks TEXT)")
+        self._db.execute("CREATE VIRTUAL TABLE words USING fts5(text, content='chunks', content_rowid='id', "
+                         "tokenize='porter unicode61')")
+        self._count = 0
+        self._tokens = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def tokens(self) -> int:
+        """The document's tokens, as the chunker counted them."""
+        return self._tokens
+
+    def add_all(self, chunks: Iterable[Chunk]) -> None:
+        """Take every chunk of ``chunks`` (in one transaction: a long document is stored at disk speed)."""
+        with self._db:
+            for chunk in chunks:
+                self._db.execute("INSERT INTO chunks (id, tokens, text, spans, marks) VALUES (?, ?, ?, ?, ?)",
+                                 (chunk.index, chunk.tokens, chunk.text,
+                                  json.dumps([span.to_dict() for span in chunk.spans]),
+                                  json.dumps([_mark_record(mark) for mark in chunk.marks])))
+                self._db.execute("INSERT INTO words (rowid, text) VALUES (?, ?)", (chunk.index, chunk.text))
+                self._count += 1
+                self._tokens += chunk.tokens
+
+    def get(self, index: int) -> Chunk:
+        row = self._db.execute("SELECT tokens, text, spans, marks FROM chunks WHERE id = ?", (index,)).fetchone()
+        if row is None:
+            raise KeyError(index)
+        spans = tuple(Span.from_dict(span) for span in json.loads(row[2]))
+        marks = tuple(_mark_from(record) for record in json.loads(row[3]))
+        return Chunk(index, row[1], int(row[0]), spans, marks)
+
+    def indexes(self) -> list[int]:
+        return [int(row[0]) for row in self._db.execute("SELECT id FROM chunks ORDER BY id")]
+
+    def scores(self, query: str) -> dict[int, float]:
+        """BM25 of every chunk that shares a searchable word with ``query`` (higher is better)."""
+        terms = query_terms(query)
+        if not terms or not self._count:
+            return {}
+        match = " OR ".join(f'"{term}"' for term in terms)
+        rows = self._db.execute("SELECT rowid, bm25(words) FROM words WHERE words MATCH ?", (match,))
+        return {int(row[0]): -float(row[1]) for row in rows}
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _mark_record(mark: Mark) -> dict[str, Any]:
+    return {"offset": mark.offset, "line": mark.line, "provenance": asdict(mark.provenance)}
+
+
+def _mark_from(record: dict[str, Any]) -> Mark:
+    return Mark(int(record["offset"]), Provenance(**record["provenance"]), record.get("line"))

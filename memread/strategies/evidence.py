@@ -1,0 +1,354 @@
+"""evidence: reading that keeps the evidence, for small models that were never trained to keep a memory.
+
+What the papers and memread's own measurements say about untrained models (``docs``: README "Benchmarks"):
+they lose evidence when they rewrite a memory, they guess before they have read the evidence, and their gates
+say "no" to the chunks that matter. So this strategy asks the model for the one thing it does well, picking
+the sentences of a short passage that bear on a question, and moves every other decision into code:
+
+* **Relevance order.** The whole document is chunked and indexed first (:class:`memread.chunkstore.ChunkStore`,
+  SQLite FTS5 in a private temporary file: standard input and pipes too, memory flat, nothing left after kill
+  -9). Each step reads, for each question, the unread chunk that best matches the question plus the names the
+  evidence found so far has brought up (the second hop of a multi-hop question: a film's star, then the
+  star's career). ``order=document`` reads in document order instead.
+* **Verbatim evidence.** The passage is shown as numbered sentences; the model answers with numbers. Code copies
+  those sentences word for word, with the line above them that names what they are about (a title, a
+  heading), and with their own pages and lines (:meth:`memread.document.Chunk.locate`), into an append-only
+  memory. The model never rewrites or drops evidence; when the memory outgrows ``--memory-tokens``, code drops
+  the entries that share the fewest words with the question.
+* **Stop in code.** A question stops reading once it has evidence and ``patience`` chunks in a row added none
+  (the rest of the ranking has stopped paying), or when it has read ``max_read`` of the chunks; without the
+  exit gate (``--no-exit-gate``, for "list all X" questions) it reads everything.
+* **Answer from the evidence**, in document order, the question last, in ``\\boxed{}``. The sources are the
+  evidence's own pages and lines.
+
+Several questions read in one pass: each step reads the chunk that most of them rank first, for those that do,
+so they share its prefill on engines that share prompt prefixes (the passage comes first in the prompt).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memread import prompts
+from memread.backends.base import Completion
+from memread.chunkstore import ChunkStore
+from memread.document import Chunk
+from memread.recall import query_terms
+from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
+
+STEP_INSTRUCTION = (
+    "You will read a passage of a document with numbered sentences, then a question. Find the sentences of the "
+    "passage that help answer the question: sentences that state the answer, and sentences about the people, "
+    "places, works or things the question names or the evidence found so far points to (a question may need "
+    "several connected facts)."
+)
+STEP_REQUEST = (
+    "Reply with the numbers of the sentences that help, most helpful first, separated by commas, at most {picks}. "
+    'If no sentence helps, reply "none".'
+)
+FINAL_INSTRUCTION = (
+    "You are presented with evidence quoted word for word from a document, in document order, and a problem. "
+    "Please answer the problem based on the evidence and put the answer in \\boxed{}."
+)
+NO_EVIDENCE = "none yet"
+
+MAX_UNITS = 150  # numbered sentences per passage at most (shorter neighbours are joined): bounds the numbering
+NUMBER_TOKENS = 4  # "[123] " and the line break: what numbering adds per sentence, at most
+REPLY_TOKENS = 48  # "3, 7, 12" needs a few tokens; room for a model that says a little more
+
+# A sentence ends at . ! ? (and closing quotes or brackets), followed by space and what can start a sentence.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Þ])")
+_NUMBER = re.compile(r"\b\d{1,4}\b")
+_NAME = re.compile(r"\b(?:[A-Z][\w'’-]*|\d{3,})\b")
+
+
+@dataclass(frozen=True)
+class EvidenceOptions:
+    exit_gate: bool = field(default=True, metadata={
+        "help": "stop a question once it has evidence and `patience` chunks in a row added none, or at "
+                "max_read; off reads everything (for 'list all X' questions)"})
+    patience: int = field(default=2, metadata={
+        "min": 1, "help": "chunks in a row without new evidence after which a question with evidence stops"})
+    max_read: float = field(default=1.0, metadata={
+        "min": 0.0, "max": 1.0, "help": "the share of the chunks a question reads at most (0.3: 30 %)"})
+    picks: int = field(default=5, metadata={"min": 1, "help": "sentences the model may pick in one passage"})
+    order: str = field(default="relevance", metadata={
+        "choices": ("relevance", "document"),
+        "help": "relevance: best-matching chunks first, re-ranked with what the evidence names; document: in order"})
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A numbered sentence (or line) of a passage: its text and where it is in the chunk."""
+
+    start: int
+    end: int
+    text: str
+    heading: bool  # a short line of its own without a full stop: a title or heading
+
+
+def units(text: str) -> list[Unit]:
+    """The passage's sentences and lines, in order, at most :data:`MAX_UNITS` (neighbours joined)."""
+    found: list[Unit] = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\n\r")
+        pieces = _SENTENCE_END.split(body) if body.strip() else []
+        cursor = 0
+        for piece in pieces:
+            at = body.find(piece, cursor)
+            cursor = at + len(piece)
+            stripped = piece.strip()
+            if not stripped:
+                continue
+            start = offset + at + (len(piece) - len(piece.lstrip()))
+            heading = len(pieces) == 1 and len(stripped.split()) <= 12 and not stripped.endswith((".", "!", "?"))
+            found.append(Unit(start, start + len(stripped), stripped, heading))
+        offset += len(line)
+    while len(found) > MAX_UNITS:  # join neighbours, shortest pair first, until the numbering is bounded
+        pair = min(range(len(found) - 1), key=lambda i: (len(found[i].text) + len(found[i + 1].text), i))
+        a, b = found[pair], found[pair + 1]
+        found[pair:pair + 2] = [Unit(a.start, b.end, text[a.start:b.end].strip(), False)]
+    return found
+
+
+def parse_picks(reply: str, count: int, limit: int) -> tuple[list[int], list[str]]:
+    """The sentence numbers a reply picks (1-based, valid, distinct, at most ``limit``) and the deviations."""
+    from memread.answer import strip_thinking
+
+    text = strip_thinking(reply).strip()
+    issues: list[str] = []
+    head = text.split("\n\n")[0]
+    numbers: list[int] = []
+    for match in _NUMBER.finditer(head):
+        value = int(match.group())
+        if 1 <= value <= count and value not in numbers:
+            numbers.append(value)
+        elif value > count:
+            issues.append(f"sentence {value} does not exist (the passage has {count})")
+    if not numbers and not re.search(r"\bnone\b", head, re.IGNORECASE) and text:
+        issues.append("the reply names no sentence and does not say none")
+    if len(numbers) > limit:
+        issues.append(f"{len(numbers)} sentences picked; the first {limit} are kept")
+        numbers = numbers[:limit]
+    return numbers, issues
+
+
+class EvidenceStrategy(Strategy):
+    name = "evidence"
+    label = "verbatim evidence"
+    summary = "reads the best-matching chunks first; the model picks sentences, memread keeps them word for word"
+    Options = EvidenceOptions
+    options: EvidenceOptions
+    chooses_order = True
+    default_chunk_tokens = 1500  # a passage short enough for a small model to number and pick from
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._store: ChunkStore | None = None
+        self._question_scores: dict[str, dict[int, float]] = {}
+        self._questions: dict[int, str] = {}
+
+    # --- the document ---------------------------------------------------------------------------------
+
+    def index(self, chunks: Iterable[Chunk]) -> None:
+        if self._store is not None:
+            self._store.close()
+        self._store = ChunkStore()
+        self._store.add_all(chunks)
+        self._question_scores.clear()
+
+    @property
+    def store(self) -> ChunkStore:
+        if self._store is None:
+            raise RuntimeError("the evidence strategy reads only after index()")
+        return self._store
+
+    def next_read(self, states: Mapping[int, State], questions: Sequence[str]) -> ReadChoice | None:
+        proposals: dict[int, list[tuple[int, float, int]]] = {}  # chunk -> (lane, score, unread)
+        for lane, state in states.items():
+            ranked = self._ranking(questions[lane], state)
+            if ranked:
+                chunk, score = ranked[0]
+                proposals.setdefault(chunk, []).append((lane, score, len(ranked)))
+        if not proposals:
+            return None
+        chosen = min(proposals, key=lambda c: (-len(proposals[c]), -max(s for _, s, _ in proposals[c]), c))
+        readers = sorted(lane for lane, _, _ in proposals[chosen])
+        if self.options.order == "document":
+            reason = "next in document order"
+        else:
+            best = max(score for _, score, _ in proposals[chosen])
+            left = max(unread for _, _, unread in proposals[chosen])
+            reason = (f"best match of {left} unread (BM25 {best:.1f})" if best > 0
+                      else f"no unread chunk matches; next of {left} in document order")
+        return ReadChoice(self.store.get(chosen), tuple(readers), reason)
+
+    def _ranking(self, question: str, state: State) -> list[tuple[int, float]]:
+        """The lane's unread chunks, best first: BM25 of the question plus that of the names the evidence
+        brought up; ties and unmatched chunks in document order."""
+        read = set(state.get("read", []))
+        unread = [i for i in self.store.indexes() if i not in read]
+        if not unread or (self.options.exit_gate and self._budget_spent(state)):
+            return []
+        if self.options.order == "document":
+            return [(i, 0.0) for i in unread]
+        if question not in self._question_scores:
+            self._question_scores[question] = self.store.scores(question)
+        asked = self._question_scores[question]
+        names = self.store.scores(" ".join(evidence_names(state.get("evidence", []), question)))
+        scored = [(i, asked.get(i, 0.0) + names.get(i, 0.0)) for i in unread]
+        return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+    def _budget_spent(self, state: State) -> bool:
+        return len(state.get("read", [])) >= max(1, math.ceil(self.options.max_read * len(self.store)))
+
+    # --- one lane -------------------------------------------------------------------------------------
+
+    def initial_state(self) -> State:
+        return {"memory": prompts.NO_MEMORY, "evidence": [], "read": [], "barren": 0}
+
+    def plan_step(self, lane: int, question: str, state: State, chunk: Chunk) -> StepPlan:
+        numbered = "\n".join(f"[{n}] {unit.text}" for n, unit in enumerate(units(chunk.text), 1))
+        return StepPlan(self.step_prompt(question, self._evidence_text(state), numbered), REPLY_TOKENS)
+
+    def step_prompt(self, question: str, evidence: str, numbered: str) -> str:
+        """The step's prompt: the passage first (lanes reading the same chunk share that prefix), then the question
+        and the evidence so far, then what to reply."""
+        return (f"{STEP_INSTRUCTION}\n\n<passage>\n{numbered}\n</passage>\n\n<question>\n{question}\n</question>"
+                f"\n\n<evidence_so_far>\n{evidence}\n</evidence_so_far>\n\n"
+                + STEP_REQUEST.format(picks=self.options.picks))
+
+    def read_reply(self, lane: int, question: str, state: State, chunk: Chunk,
+                   completion: Completion) -> StepResult:
+        found = units(chunk.text)
+        picks, issues = parse_picks(completion.text, len(found), self.options.picks)
+        evidence = [dict(entry) for entry in state.get("evidence", [])]
+        have = {(entry["chunk"], entry["start"]) for entry in evidence}
+        read = [*state.get("read", []), chunk.index]
+        added = []
+        for rank, number in enumerate(picks):
+            unit = found[number - 1]
+            if (chunk.index, unit.start) in have:
+                continue
+            head = _heading(found, number - 1)
+            entry = {"chunk": chunk.index, "start": unit.start, "end": unit.end, "text": unit.text, "head": head,
+                     "where": "; ".join(span.describe() for span in chunk.locate(unit.start, unit.end)),
+                     "spans": [span.to_dict() for span in chunk.locate(unit.start, unit.end)],
+                     "read": len(read), "rank": rank + 1}
+            evidence.append(entry)
+            added.append(entry)
+        evidence, dropped = self._bounded(evidence, question)
+        barren = 0 if added else int(state.get("barren", 0)) + 1
+        before = self.memory(state)
+        new_state = {**state, "evidence": evidence, "read": read, "barren": barren}
+        new_state["memory"] = self._render(evidence)
+        new_state["sources"] = [{"where": e["where"], "spans": e["spans"], "excerpt": e["text"][:200], "chunk": e["chunk"]}
+                                for e in sorted(evidence, key=_document_order)]
+        exit_reason = ""
+        if self.options.exit_gate:
+            if evidence and barren >= self.options.patience:
+                exit_reason = f"evidence found; {barren} chunks in a row added none"
+            elif self._budget_spent(new_state) and len(read) < len(self.store):
+                exit_reason = f"read {len(read)} of {len(self.store)} chunks (max_read {self.options.max_read:g})"
+        places = "; ".join(dict.fromkeys(_short_place(e["where"]) for e in added))
+        summary = (f"kept {len(added)} sentence{'s' if len(added) != 1 else ''} ({places})" if added
+                   else "nothing kept")
+        if dropped:
+            summary += f", dropped {dropped} (memory full)"
+        return StepResult(state=new_state, memory=new_state["memory"], memory_changed=new_state["memory"] != before,
+                          truncated=completion.finish_reason == "length", exit=bool(exit_reason),
+                          exit_reason=exit_reason or "exit-gate",
+                          decisions={"picked": picks, "kept": [e["text"] for e in added], "dropped": dropped,
+                                     "read": len(read)},
+                          summary=summary, parse_issues=tuple(issues))
+
+    def plan_final(self, lane: int, question: str, state: State) -> StepPlan:
+        return StepPlan(self.final_prompt(question, self._evidence_text(state)), self.settings.final_tokens)
+
+    def final_prompt(self, question: str, evidence: str) -> str:
+        return (f"{FINAL_INSTRUCTION}\n\n<evidence>\n{evidence}\n</evidence>\n\n<problem> \n{question}\n</problem>\n\n"
+                "Please answer the problem based on the evidence and put the answer in \\boxed{}.\n\nYour answer:\n")
+
+    # --- what the rest of memread asks ------------------------------------------------------------------
+
+    def templates(self) -> dict[str, str]:
+        return {"memory": self.step_prompt("{prompt}", "{memory}", "{chunk}"),
+                "final": self.final_prompt("{prompt}", "{memory}")}
+
+    def budget(self, question: str) -> list[BudgetItem]:
+        evidence = self.settings.memory_tokens
+        return [
+            BudgetItem("step", self.step_prompt(question, "", ""),
+                       self.chunk_tokens + NUMBER_TOKENS * MAX_UNITS + evidence, REPLY_TOKENS),
+            BudgetItem("final", self.final_prompt(question, ""), evidence, self.settings.final_tokens),
+        ]
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # --- the evidence -------------------------------------------------------------------------------------
+
+    def _evidence_text(self, state: State) -> str:
+        return str(state.get("memory")) if state.get("evidence") else NO_EVIDENCE
+
+    @staticmethod
+    def _render(evidence: Sequence[Mapping[str, Any]]) -> str:
+        if not evidence:
+            return prompts.NO_MEMORY
+        return "\n".join(f"- {e['head']}: {e['text']}" if e["head"] else f"- {e['text']}"
+                         for e in sorted(evidence, key=_document_order))
+
+    def _bounded(self, evidence: list[dict[str, Any]], question: str) -> tuple[list[dict[str, Any]], int]:
+        """Drop the entries that share the fewest words with the question (the latest first among equals)
+        until the rendered memory fits ``memory_tokens``."""
+        asked = set(query_terms(question))
+        dropped = 0
+        while len(evidence) > 1 and self._tokens(self._render(evidence)) > self.settings.memory_tokens:
+            weakest = min(range(len(evidence)), key=lambda i: (
+                len(asked & set(query_terms(evidence[i]["head"] + " " + evidence[i]["text"]))),
+                -evidence[i]["read"], -evidence[i]["rank"]))
+            evidence.pop(weakest)
+            dropped += 1
+        return evidence, dropped
+
+    def _tokens(self, text: str) -> int:
+        return self.tokenizer.count(text) if self.tokenizer is not None else len(text) // 4 + 1
+
+
+def _short_place(where: str) -> str:
+    """``report.pdf p. 12`` as ``p. 12``: the view names the document already."""
+    first, _, rest = where.partition(" ")
+    return rest if rest and not first.endswith(":") else where
+
+
+def _document_order(entry: Mapping[str, Any]) -> tuple[int, int]:
+    return int(entry["chunk"]), int(entry["start"])
+
+
+def _heading(found: Sequence[Unit], position: int) -> str:
+    """The title or heading line just above a sentence in the same paragraph (what "she" or "it" is), if any."""
+    if found[position].heading:
+        return ""
+    for unit in reversed(found[max(0, position - 8):position]):
+        if unit.heading and not unit.text.rstrip().endswith(":"):
+            return unit.text
+    return ""
+
+
+def evidence_names(evidence: Iterable[Mapping[str, Any]], question: str) -> list[str]:
+    """The names and numbers the evidence brings up that the question does not: what to look for next."""
+    asked = set(query_terms(question))
+    names: list[str] = []
+    for entry in evidence:
+        for name in _NAME.findall(f"{entry.get('head', '')} {entry.get('text', '')}"):
+            word = name.lower()
+            if word not in asked and word not in names and query_terms(word):
+                names.append(word)
+    return names[:24]

@@ -1,0 +1,224 @@
+"""The evidence strategy: the model picks numbered sentences, memread keeps them word for word, reads the
+best-matching chunks first (re-ranked with what the evidence names), stops in code, answers from the evidence."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from memread.backends.base import ChatRequest
+from memread.backends.fake import FakeBackend
+from memread.chunk import Chunker
+from memread.document import Chunk, Provenance, Segment
+from memread.events import Event, LaneExited, RunFinished, StepFinished, StepStarted
+from memread.loop import Loop
+from memread.settings import Settings
+from memread.strategies.evidence import evidence_names, parse_picks, units
+from memread.tokens import CharTokenizer
+from memread.trace import TraceWriter, read_trace, verify_chunks
+
+# Ten "documents" of a RULER-HotpotQA-like haystack: the bridge (who starred in the film) is in document 7, the
+# answer (what she became) in document 2; the rest is filler.
+FILLER = ("Document {i}:\nHarbour notes {i}\nThe ferry timetable changed in spring. Gulls nested on the pier. "
+          "The market sold fish every morning.\n\n")
+FILM = ("Document 7:\nKiss and Tell (1945 film)\nKiss and Tell is a 1945 American comedy film. "
+        "It starred Shirley Temple as Corliss Archer.\n\n")
+CAREER = ("Document 2:\nShirley Temple\nShirley Temple was an American actress. "
+          "As an adult, she served as Chief of Protocol of the United States.\n\n")
+QUESTION = "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?"
+
+
+def document() -> str:
+    parts = [FILLER.format(i=i) for i in range(10)]
+    parts[7], parts[2] = FILM, CAREER
+    return "".join(parts)
+
+
+def chunks(text: str, budget: int = 330) -> list[Chunk]:
+    lines = text.splitlines(keepends=True)
+    segments = [Segment(line, Provenance("hqa.txt", line_start=n, line_end=n)) for n, line in enumerate(lines, 1)]
+    return list(Chunker(CharTokenizer(), budget).chunks(segments))
+
+
+def passage(prompt: str) -> list[str]:
+    body = re.search(r"<passage>\n(.*?)\n</passage>", prompt, re.DOTALL).group(1)  # type: ignore[union-attr]
+    return [line.split("] ", 1)[1] for line in body.splitlines()]
+
+
+def reader(request: ChatRequest) -> str:
+    """A model that picks every sentence naming Corliss Archer or Shirley Temple's career, and answers from the
+    evidence it is shown."""
+    prompt = request.messages[-1].content
+    if "<evidence>" in prompt:
+        evidence = re.search(r"<evidence>\n(.*?)\n</evidence>", prompt, re.DOTALL).group(1)  # type: ignore[union-attr]
+        return "\\boxed{Chief of Protocol}" if "Chief of Protocol" in evidence else "\\boxed{unknown}"
+    picks = [str(n) for n, text in enumerate(passage(prompt), 1) if "Corliss" in text or "Protocol" in text]
+    return ", ".join(picks) or "none"
+
+
+def run(settings: Settings, *, questions: tuple[str, ...] = (QUESTION,), text: str | None = None,
+        backend: FakeBackend | None = None, **kwargs: object) -> tuple[list[Event], list[object], FakeBackend]:
+    backend = backend or FakeBackend(reader, tokenizer=CharTokenizer())
+    events: list[Event] = []
+    loop = Loop(backend, list(questions), settings, [events.append], document="hqa.txt")
+    results = loop.run(chunks(text or document()), **kwargs)
+    return events, results, backend
+
+
+SETTINGS = Settings(strategy="evidence", chunk_tokens=330, memory_tokens=200, final_tokens=40)
+
+
+def test_passages_are_numbered_by_sentence_and_titles_are_headings() -> None:
+    found = units("Document 7:\nKiss and Tell (1945 film)\nKiss and Tell is a film. It starred Shirley Temple.\n")
+    assert [u.text for u in found] == ["Document 7:", "Kiss and Tell (1945 film)", "Kiss and Tell is a film.",
+                                       "It starred Shirley Temple."]
+    assert [u.heading for u in found] == [True, True, False, False]
+    text = "a.\n" * 400
+    assert len(units(text)) == 150  # neighbours joined: the numbering stays bounded
+
+
+def test_picks_are_numbers_within_the_passage_and_none_is_an_answer() -> None:
+    assert parse_picks("3, 7, 3, 12", 10, 5) == ([3, 7], ["sentence 12 does not exist (the passage has 10)"])
+    assert parse_picks("none", 10, 5) == ([], [])
+    assert parse_picks("<think>sentence 9?</think>\n[2] and [4]", 10, 5)[0] == [2, 4]
+    assert parse_picks("1,2,3,4", 10, 2)[0] == [1, 2]
+    assert parse_picks("I cannot tell.", 10, 5)[1] == ["the reply names no sentence and does not say none"]
+
+
+def test_the_best_matching_chunk_is_read_first_and_the_evidence_leads_to_the_second_hop() -> None:
+    events, results, _ = run(SETTINGS)
+    order = [e.chunk.index for e in events if isinstance(e, StepStarted)]
+    all_chunks = chunks(document())
+    film = next(c.index for c in all_chunks if "Corliss" in c.text)
+    career = next(c.index for c in all_chunks if "Protocol" in c.text)
+    assert order[0] == film  # the question names the film and Corliss Archer
+    assert order[1] == career  # "Shirley Temple", named by the evidence, leads to the career
+    assert len(order) == 4 and len(all_chunks) > 4  # two chunks without new evidence, then it stops
+    assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]
+    exited = [e for e in events if isinstance(e, LaneExited)]
+    assert exited and "2 chunks in a row added none" in exited[0].reason
+    started = [e for e in events if isinstance(e, StepStarted)]
+    assert "best match" in started[0].reason
+
+
+def test_evidence_is_copied_word_for_word_with_its_own_lines_and_cited_by_them() -> None:
+    from memread.citations import cite
+
+    events, results, _ = run(SETTINGS)
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    evidence = steps[-1].state["evidence"]
+    assert [e["text"] for e in evidence] == ["It starred Shirley Temple as Corliss Archer.",
+                                            "As an adult, she served as Chief of Protocol of the United States."]
+    # The title line above a sentence says what "it" and "she" are, when the chunk holds it.
+    chunk_text = {c.index: c.text for c in chunks(document())}
+    for entry in evidence:
+        title = "Kiss and Tell (1945 film)" if "Corliss" in entry["text"] else "Shirley Temple"
+        assert entry["head"] == (title if title + "\n" in chunk_text[entry["chunk"]][:entry["start"]] else "")
+    assert any(entry["head"] for entry in evidence)
+    lines = document().splitlines()
+    for entry in evidence:
+        number = int(re.search(r"line (\d+)", entry["where"]).group(1))  # type: ignore[union-attr]
+        assert entry["text"] in lines[number - 1]  # the sentence's own line, not the chunk's range
+    memory = results[0].memory  # type: ignore[attr-defined]
+    assert memory.index("Chief of Protocol") < memory.index("Corliss Archer")  # document order: doc 2 before 7
+    assert [c.where for c in cite(steps)] == [e["where"] for e in sorted(evidence, key=lambda e: e["chunk"])]
+
+
+def test_without_the_exit_gate_every_chunk_is_read_and_max_read_bounds_it() -> None:
+    everything, _, _ = run(Settings(**{**SETTINGS.to_dict(), "options": {"exit_gate": False}}))
+    assert sum(isinstance(e, StepStarted) for e in everything) == len(chunks(document()))
+    some, _, _ = run(Settings(**{**SETTINGS.to_dict(), "options": {"max_read": 0.2, "patience": 9}}))
+    assert sum(isinstance(e, StepStarted) for e in some) == -(-len(chunks(document())) * 2 // 10)
+
+
+def test_in_document_order_it_reads_from_the_start() -> None:
+    events, _, _ = run(Settings(**{**SETTINGS.to_dict(), "options": {"order": "document"}}))
+    order = [e.chunk.index for e in events if isinstance(e, StepStarted)]
+    assert order == sorted(order) and order[0] == 0
+
+
+def test_a_full_memory_drops_the_entries_that_share_least_with_the_question() -> None:
+    def greedy(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if "<evidence>" in prompt:
+            return "\\boxed{x}"
+        return ", ".join(str(n) for n in range(1, len(passage(prompt)) + 1))
+
+    events, _, _ = run(Settings(**{**SETTINGS.to_dict(), "memory_tokens": 120,
+                                   "options": {"exit_gate": False, "picks": 50}}),
+                       backend=FakeBackend(greedy, tokenizer=CharTokenizer()))
+    last = [e for e in events if isinstance(e, StepFinished)][-1]
+    assert len(last.memory) <= 120 and "dropped" in " ".join(
+        e.summary for e in events if isinstance(e, StepFinished))
+    assert "Corliss Archer" in last.memory  # the entry that shares most with the question stays
+
+
+def test_several_questions_read_together_and_stop_on_their_own() -> None:
+    questions = (QUESTION, "What did the market sell every morning?")
+
+    def both(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if "<evidence>" in prompt:
+            return "\\boxed{fish}" if "market" in prompt.split("<problem>")[1] else reader(request)
+        if "market" in prompt.split("<question>")[1]:
+            return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if "fish" in t)[:1] or "none"
+        return reader(request)
+
+    events, results, backend = run(SETTINGS, questions=questions, backend=FakeBackend(both, tokenizer=CharTokenizer()))
+    assert [r.answer for r in results] == ["Chief of Protocol", "fish"]  # type: ignore[attr-defined]
+    assert {len(batch) for batch in backend.calls} <= {1, 2}
+    assert all(e.lanes for e in events if isinstance(e, StepStarted))
+
+
+def test_an_interrupted_read_resumes_in_the_same_order_to_the_same_answer(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    straight, whole, _ = run(SETTINGS)
+
+    class Interrupting(FakeBackend):
+        def complete(self, requests):  # type: ignore[no-untyped-def]
+            if len(self.calls) == 2:
+                raise KeyboardInterrupt
+            return super().complete(requests)
+
+    path = tmp_path / "run.jsonl"
+    writer = TraceWriter(path)
+    with pytest.raises(KeyboardInterrupt):
+        Loop(Interrupting(reader, tokenizer=CharTokenizer()), [QUESTION], SETTINGS, [writer],
+             document="hqa.txt").run(chunks(document()))
+    writer.close()
+    trace = read_trace(path)
+    point = trace.resume_point()
+    assert point.start_step == 2
+    writer = TraceWriter(path, resume=True)
+    resumed = Loop(FakeBackend(reader, tokenizer=CharTokenizer()), [QUESTION], SETTINGS, [writer], document="hqa.txt",
+                   run_id=trace.run_id).run(verify_chunks(trace, iter(chunks(document())), every_recorded=True),
+                                            start_step=point.start_step, states=point.states, exited=point.exited)
+    writer.close()
+    assert resumed == whole
+    again = read_trace(path)
+    assert [s.chunk.index for s in again.steps()] == [s.chunk.index for s in straight if isinstance(s, StepFinished)]
+    assert isinstance(straight[-1], RunFinished)
+
+
+def test_a_changed_document_is_refused_at_a_chunk_read_out_of_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memread.errors import TraceError
+
+    path = tmp_path / "run.jsonl"
+    writer = TraceWriter(path)
+    Loop(FakeBackend(reader, tokenizer=CharTokenizer()), [QUESTION], SETTINGS, [writer],
+         document="hqa.txt").run(chunks(document()))
+    writer.close()
+    changed = document().replace("Corliss Archer", "Corliss Archie")
+    with pytest.raises(TraceError, match="the document changed at chunk"):
+        list(verify_chunks(read_trace(path), iter(chunks(changed)), every_recorded=True))
+
+
+def test_the_names_the_evidence_brings_up_are_what_the_question_does_not_say() -> None:
+    names = evidence_names([{"head": "Kiss and Tell (1945 film)", "text": "It starred Shirley Temple in 1945."}],
+                           "Who starred in Kiss and Tell?")
+    assert names == ["1945", "shirley", "temple"]
+
+
+def _chunks_of(text: str) -> Iterator[Chunk]:
+    yield from chunks(text)
