@@ -228,14 +228,17 @@ def _is_stdout(stream: IO[str] | None) -> bool:
 @contextlib.contextmanager
 def _stdout_fd_to_stderr() -> Iterator[None]:
     """Point file descriptor 1 at stderr for the duration (process-wide: only while the engine starts)."""
+    saved: int | None = None
     try:
         sys.stdout.flush()
         saved = os.dup(1)
-    except (AttributeError, OSError, ValueError):  # no real descriptor 1 (an embedding host, a closed stdout)
+        os.dup2(2, 1)
+    except (AttributeError, OSError, ValueError):  # no real descriptor 1 or 2 (an embedding host, closed)
+        if saved is not None:
+            os.close(saved)
         yield
         return
     try:
-        os.dup2(2, 1)
         yield
     finally:
         with contextlib.suppress(AttributeError, OSError, ValueError):
