@@ -4,6 +4,7 @@ every strategy's parser and the boxed-answer extractor, arbitrary text through t
     python benchmarks/bench_fuzz.py                                   # 2,000 examples per target, ≤ 120 s each
     python benchmarks/bench_fuzz.py --examples 20000 --seconds 900    # overnight-ish
     python benchmarks/bench_fuzz.py --targets labelled.pdf book.epub --json
+    python benchmarks/bench_fuzz.py --out benchmarks/results/fuzz          # also write fuzz.md and fuzz.json
 
 The strategies are the test suite's (``tests/docbuilders.py``: ``mutations``, ``fuzz_seeds``; the reply and
 text generators of ``tests/test_fuzz_parsers.py`` and ``tests/test_fuzz_chunker.py``). Unlike the tests, a
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -165,7 +167,9 @@ def main() -> int:
     parser.add_argument("--hang-seconds", type=float, default=20.0, help="a document read longer than this hangs")
     parser.add_argument("--targets", nargs="+", default=[*DOCUMENTS, *OTHERS], choices=[*DOCUMENTS, *OTHERS])
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument("--out", help="also write OUT.md and OUT.json (figures, command, machine load)")
     options = parser.parse_args()
+    load_before = os.getloadavg()
 
     from docbuilders import fuzz_seeds
 
@@ -191,13 +195,42 @@ def main() -> int:
                     print(f"    {key} (x{finding['count']}): {finding['message']}  [{finding.get('input')}]")
     total = sum(t.examples for t in results)
     findings = sum(len(t.findings) for t in results)
+    report = {"examples": total, "findings": findings, "targets": [
+        {"target": t.name, "examples": t.examples, "seconds": round(t.seconds, 1), "findings": t.findings}
+        for t in results]}
+    if options.out:
+        write_result(options.out, report, options, load_before)
     if options.json:
-        print(json.dumps({"examples": total, "findings": findings, "targets": [
-            {"target": t.name, "examples": t.examples, "seconds": round(t.seconds, 1), "findings": t.findings}
-            for t in results]}, indent=2))
+        print(json.dumps(report, indent=2))
     else:
         print(f"total            {total:7,} examples, {findings} finding(s)")
     return 1 if findings else 0
+
+
+def write_result(out: str, report: dict[str, Any], options: argparse.Namespace,
+                 load_before: tuple[float, ...]) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import result_files
+
+    rows = [[f"`{t['target']}`", f"{t['examples']:,}", t["seconds"], len(t["findings"]) or "none"]
+            for t in report["targets"]]
+    found = "".join(
+        f"\n- `{t['target']}`: {key} (×{f['count']}): {f['message']}" for t in report["targets"]
+        for key, f in t["findings"].items()
+    )
+    body = f"""
+Damaged documents through `open_document` (mutations of generated seeds: a PDF with page labels, a PDF with a
+font lacking a Unicode map, an encrypted PDF, an EPUB, a gzip log), arbitrary replies through every strategy's
+parser, arbitrary text around `\\boxed{{}}`, and arbitrary text through the chunker: up to {options.examples:,}
+examples or {options.seconds:g} s per target. A finding is any exception other than memread's own refusal of
+a document (`InputError`), a broken invariant, or a read longer than {options.hang_seconds:g} s.
+
+**{report['examples']:,} examples, {report['findings']} finding(s).**{found}
+
+{result_files.table(["target", "examples", "seconds", "findings"], rows)}
+"""
+    result_files.write(out, title="Fuzzing the readers, parsers and chunker", body=body, data=report,
+                       load_before=load_before, load_after=os.getloadavg(), ratios=False)
 
 
 if __name__ == "__main__":

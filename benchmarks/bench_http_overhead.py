@@ -4,6 +4,7 @@ against a local ``python -m llama_cpp.server`` running the same GGUF with the sa
     python benchmarks/bench_http_overhead.py                          # SmolLM2, 2 threads, 5 steps x 2 lanes
     python benchmarks/bench_http_overhead.py --model qwen2.5-coder-1.5b --threads 2 --steps 4
     python benchmarks/bench_http_overhead.py --json
+    python benchmarks/bench_http_overhead.py --in-thread --out benchmarks/results/http-overhead   # .md + .json
 
 Each step sends one request per lane (question) with the lane's memory and the step's chunk, and the reply
 becomes the lane's next memory, as in the overwrite strategy. Both backends run the same steps, interleaved
@@ -43,8 +44,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import httpx  # noqa: E402
+import result_files  # noqa: E402
 
 from memread import models  # noqa: E402
 from memread.backends import Backend, ChatRequest, Message, create_backend  # noqa: E402
@@ -123,6 +126,7 @@ def main() -> None:
                         help="call the in-process backend from a worker thread (as the server does) instead of "
                         "the main thread")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--out", help="also write OUT.md and OUT.json (figures, command, machine load)")
     args = parser.parse_args()
 
     gguf = models.resolve(args.model)
@@ -176,6 +180,7 @@ def main() -> None:
     median_step = statistics.median(s["llamacpp"]["seconds"] for s in steps)
     result = {
         "model": args.model, "threads": args.threads, "in_thread": args.in_thread, "lanes": len(QUESTIONS), "steps": len(steps),
+        "round_trips": args.round_trips,
         "chunk_tokens": args.chunk_tokens, "memory_tokens": args.memory_tokens,
         "comparable_steps": len(same),
         "step_seconds_llamacpp": round(local_time, 3), "step_seconds_http": round(http_time, 3),
@@ -188,6 +193,8 @@ def main() -> None:
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "steps_detail": steps,
     }
+    if args.out:
+        write_result(args.out, result, same, local_time, http_time, load_before)
     if args.json:
         print(json.dumps(result))
         return
@@ -205,6 +212,37 @@ def main() -> None:
           f"{result['round_trip_ms_http']} ms -> fixed HTTP cost per step (all lanes) = "
           f"{result['round_trip_share_of_step']:.1%} of the median step ({median_step:.2f} s)")
     print(f"load average before {result['loadavg_before']}, after {result['loadavg_after']} (2 cores)")
+
+
+def write_result(out: str, result: dict[str, Any], same: list[dict[str, Any]], local_time: float,
+                 http_time: float, load_before: tuple[float, ...]) -> None:
+    rows = [[s["step"], f"{s['llamacpp']['seconds']:.2f}", f"{s['openai']['seconds']:.2f}",
+             f"{s['openai']['seconds'] / s['llamacpp']['seconds'] - 1:+.1%}",
+             f"{s['llamacpp']['completion_tokens']} / {s['openai']['completion_tokens']}",
+             "yes" if s in same else "no (replies differ)"] for s in result["steps_detail"]]
+    ratios = sorted(s["openai"]["seconds"] / s["llamacpp"]["seconds"] - 1 for s in same)
+    where = "from a worker thread, as the server runs it" if result["in_thread"] else "from the main thread"
+    overhead = (
+        f"**Whole steps: HTTP {result['step_overhead']:+.1%}** over the {len(same)} steps where both engines "
+        f"generated the same tokens ({http_time:.2f} s through HTTP vs {local_time:.2f} s in-process); single "
+        f"steps ranged from {ratios[0]:+.0%} to {ratios[-1]:+.0%} (median {statistics.median(ratios):+.0%}). The "
+        "one-token round trips say what the transport itself costs; a whole step also depends on how each "
+        "process's llama.cpp threads are scheduled, which a loaded machine varies by more than the transport's "
+        "cost (see the load average above)."
+        if same else "No step generated the same tokens on both paths: no overhead figure."
+    )
+    body = f"""
+The same reading steps through memread's llama.cpp backend in-process ({where}) and through the openai backend against `python -m llama_cpp.server` on loopback: the same GGUF (`{result['model']}`), {result['threads']} threads each, {result['lanes']} lanes (questions) per step, chunks of {result['chunk_tokens']} tokens, memories of at most {result['memory_tokens']} tokens. The two paths alternate step by step, so load on the machine slows both alike, on average.
+
+**Fixed cost of a request** (median of {result.get('round_trips', '')} one-token requests with a one-word prompt, after a warm-up): in-process {result['round_trip_ms_llamacpp']} ms, HTTP {result['round_trip_ms_http']} ms. The difference, times the step's {result['lanes']} requests, is {result['round_trip_share_of_step']:+.2%} of the median step ({result['median_step_seconds']:.2f} s).
+
+{overhead}
+
+{result_files.table(["step", "in-process s", "HTTP s", "HTTP vs in-process", "completion tokens (in-process / HTTP)", "compared"], rows)}
+"""
+    data = {k: v for k, v in result.items() if not k.startswith("loadavg")}
+    result_files.write(out, title="HTTP backend vs llama.cpp in-process", body=body, data=data,
+                       load_before=load_before, load_after=os.getloadavg())
 
 
 if __name__ == "__main__":

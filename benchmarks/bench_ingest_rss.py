@@ -3,6 +3,7 @@
     python benchmarks/bench_ingest_rss.py pdf --pages 500
     python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000          # ingest only
     python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000 --chunk  # ingest + chunk (tiktoken, 5000)
+    python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000 --out benchmarks/results/stdin-rss
 
 ``stdin`` pipes a generated log (realistic lines, never held in memory) from one process into another that only
 opens ``-`` and iterates its segments (optionally its chunks), and reports the reader's peak RSS (ru_maxrss) and
@@ -13,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # docbuilders
 
@@ -117,6 +120,33 @@ def bench_stdin(megabytes: int, chunk: bool) -> dict[str, object]:
     return {"input_mb": megabytes, "chunk": chunk, **json.loads(reader.stdout)}
 
 
+def write_stdin_result(out: str, results: list[dict[str, Any]], chunk: bool,
+                       load_before: tuple[float, ...]) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import result_files
+
+    what = "ingested and chunked (tiktoken cl100k, 5,000-token chunks)" if chunk else "ingested (segments only)"
+    rows = [[f"{r['input_mb']:,}", f"{r['lines']:,}", r["units"], r["seconds"], r["mb_per_second"],
+             *([f"{r['tokens']:,}"] if chunk else []), f"**{r['peak_rss_mb']}**"] for r in results]
+    header = ["input MiB", "lines", "chunks" if chunk else "segments", "seconds", "MB/s",
+              *(["tokens"] if chunk else []), "peak RSS MB (reader)"]
+    growth = ""
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        growth = (f"Input grew {last['input_mb'] / first['input_mb']:g}×, the reader's peak RSS "
+                  f"{last['peak_rss_mb'] / first['peak_rss_mb']:.2f}×.")
+    body = f"""
+A generated log (realistic lines, never held in memory) is piped from one process into another that opens `-` with `memread.ingest.open_document`, as `memread ask -` does, and is {what}. Peak RSS is the reading process's `ru_maxrss` (Python, memread and, with chunking, tiktoken included).
+
+{result_files.table(header, rows)}
+
+{growth}
+"""
+    result_files.write(out, title="Memory while streaming a log through stdin", body=body,
+                       data={"chunk": chunk, "results": results}, load_before=load_before,
+                       load_after=os.getloadavg(), ratios=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -127,6 +157,7 @@ def main() -> None:
     stdin = commands.add_parser("stdin", help="peak RSS while a generated log streams through stdin")
     stdin.add_argument("--megabytes", type=int, nargs="+", default=[100, 1000])
     stdin.add_argument("--chunk", action="store_true", help="also chunk (tiktoken, 5000-token budget)")
+    stdin.add_argument("--out", help="also write OUT.md and OUT.json (figures, command, machine load)")
     commands.add_parser("_generate").add_argument("megabytes", type=int)
     commands.add_parser("_consume").add_argument("--chunk", action="store_true")
     args = parser.parse_args()
@@ -134,6 +165,7 @@ def main() -> None:
     if args.command == "pdf":
         print(json.dumps(bench_pdf(args.pages)))
     elif args.command == "stdin":
+        load_before = os.getloadavg()
         results = [bench_stdin(size, args.chunk) for size in args.megabytes]
         for result in results:
             print(json.dumps(result))
@@ -144,6 +176,8 @@ def main() -> None:
                     {"input_growth": args.megabytes[-1] / args.megabytes[0], "rss_growth": round(growth, 2)}
                 )
             )
+        if args.out:
+            write_stdin_result(args.out, results, args.chunk, load_before)
     elif args.command == "_generate":
         generate(args.megabytes)
     else:

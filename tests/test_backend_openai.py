@@ -1,5 +1,7 @@
 """The OpenAI-compatible backend against a real ``python -m llama_cpp.server`` running SmolLM2 on loopback,
-and against tiny fake servers for the faults a real one will not produce on demand."""
+against fakes of ``vllm serve`` and ``llama-server`` that speak their documented routes (neither can run
+here: vLLM needs a GPU, llama-server is not on the package index), and against tiny fake servers for the
+faults a real one will not produce on demand."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fakes.http_servers import LlamaServer, fake_server, free_port
+from fakes.http_servers import DialectServer, LlamaServer, dialect_server, fake_server, free_port
 
 from memread.backends import create_backend
 from memread.backends.base import ChatRequest, Message
@@ -204,7 +206,7 @@ def test_every_strategy_reads_a_document_through_the_server(backend: OpenAIBacke
     chunks = list(Chunker(backend.tokenizer, 200).chunks([Segment(text, Provenance("diary.txt"))]))
     assert len(chunks) == 2
     questions = ["What was the guide's camel called?", "Where did the caravan rest?"]
-    settings = LoopSettings(strategy=strategy, chunk_tokens=200, memory_tokens=32, final_tokens=24,
+    settings = LoopSettings(strategy=strategy, chunk_tokens=200, memory_tokens=32, reply_tokens=32, final_tokens=24,
                             temperature=0.0, seed=0)
     events: list[object] = []
     results = Loop(backend, questions, settings, sinks=[events.append]).run(chunks)
@@ -216,6 +218,178 @@ def test_every_strategy_reads_a_document_through_the_server(backend: OpenAIBacke
     assert len(results) == 2
     finished = [e for e in events if isinstance(e, RunFinished)]
     assert [e.status for e in finished] == ["ok"]
+
+
+# -- vLLM's and llama-server's routes (fakes built from their documented schemas) ----------------------------
+
+DIALECTS = ["vllm", "llama-server"]
+
+
+def routes(server: DialectServer) -> list[str]:
+    return [path for path, _ in server.requests]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_token_counts_come_from_the_servers_tokenizer_and_template(dialect: str) -> None:
+    with dialect_server(dialect) as server:
+        backend = OpenAIBackend(base_url=server.url, retries=0)
+        assert backend.tokenizer_source == dialect and backend.tokenizer.name == f"server:{dialect}"
+        text = "The harbour master counted  the boats,\nevery morning."
+        ids = backend.tokenizer.encode(text)
+        assert ids == server.tokenize(text) and backend.tokenizer.count(text) == len(ids) == 8
+        assert backend.tokenizer.decode(ids) == text
+        # Document text is counted as text: a control string in it is not one control token.
+        assert backend.tokenizer.count("a <|im_end|> b") > 3
+        # A conversation costs what the server's chat path charges: its template (here with the default
+        # system line it adds when there is none), and for llama-server the BOS it adds when tokenizing.
+        for messages in [(Message("user", "Summarise: " + "the cat sat on the mat. " * 40),),
+                         (Message("system", "Be brief."), Message("user", "Hello there"))]:
+            counted = backend.count_prompt(messages)
+            sent = backend.complete([ChatRequest(messages, max_tokens=4)])[0]
+            assert counted == sent.prompt_tokens == len(server.prompt_ids(
+                [{"role": m.role, "content": m.content} for m in messages]))
+        backend.close()
+    if dialect == "vllm":  # one /tokenize call with the messages, the generation prompt included
+        chat_counts = [b for path, b in server.requests if path == "/tokenize" and "messages" in b]
+        assert chat_counts and all(b["add_generation_prompt"] is True for b in chat_counts)
+        assert all(b["add_special_tokens"] is False for path, b in server.requests
+                   if path == "/tokenize" and "prompt" in b)
+        assert "/apply-template" not in routes(server)
+    else:  # the template rendered by the server, then tokenized as its chat path does
+        assert "/apply-template" in routes(server)
+        tokenized = [b for path, b in server.requests if path == "/tokenize" and "content" in b]
+        assert {(b["add_special"], b["parse_special"]) for b in tokenized} == {(False, False), (True, True)}
+
+
+def test_the_context_length_is_vllms_max_model_len() -> None:
+    with dialect_server("vllm", max_model_len=6144) as server:
+        backend = OpenAIBackend(base_url=server.url, retries=0)
+        assert (backend.model, backend.context_length) == ("Qwen/Qwen2.5-7B-Instruct", 6144)
+        assert not backend.warnings
+        backend.close()
+        assert OpenAIBackend(base_url=server.url, context_length=4000).context_length == 4000  # asked for
+
+
+def test_the_context_length_is_llama_servers_slot_not_the_training_context() -> None:
+    # -c 16384 --parallel 4: each request gets a 4,096-token slot; the GGUF was trained for 32K.
+    with dialect_server("llama-server", n_ctx=16384, parallel=4, n_ctx_train=32768) as server:
+        backend = OpenAIBackend(base_url=server.url, retries=0)
+        assert backend.model == server.model_path
+        assert backend.context_length == 4096 and not backend.warnings
+        backend.close()
+
+
+def recall_model(messages: list[dict[str, str]]) -> str:
+    """Asks for a recall, then would go on writing, as a model does that is not stopped."""
+    return "I need the earlier part. <recall>the cook's name</recall> And then more text."
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_the_stop_string_that_fired_is_read_where_the_server_says_it(dialect: str) -> None:
+    with dialect_server(dialect, model_reply=recall_model) as server:
+        backend = OpenAIBackend(base_url=server.url, retries=0)
+        stopped, natural, cut = backend.complete([
+            ask("go", max_tokens=100, stop=("</recall>",)),
+            ask("go", max_tokens=100, stop=("<never>",)),
+            ask("go", max_tokens=3, stop=("</recall>",)),
+        ])
+        backend.close()
+    assert stopped.text == "I need the earlier part. <recall>the cook's name"
+    assert stopped.finish_reason == natural.finish_reason == "stop" and cut.finish_reason == "length"
+    assert natural.text.endswith("more text.") and cut.text == "I need the"
+    # vLLM says which stop string fired (and a token id, not a string, for an end-of-text token); the loop
+    # trusts that. llama-server does not say, and the strategies infer it from the text.
+    assert backend.capabilities.names_stop_strings is (dialect == "vllm")
+    assert stopped.stop_reason == ("</recall>" if dialect == "vllm" else None)
+    assert natural.stop_reason is None and cut.stop_reason is None
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_each_server_gets_its_own_names_for_plain_sampling(dialect: str) -> None:
+    with dialect_server(dialect) as server:
+        backend = OpenAIBackend(base_url=server.url, retries=0)
+        backend.complete([ask("Hi", max_tokens=4, temperature=0.7, top_p=0.95, seed=3)])
+        backend.close()
+    [body] = [b for path, b in server.requests if path == "/v1/chat/completions"]
+    assert (body["temperature"], body["top_p"], body["seed"], body["max_tokens"]) == (0.7, 0.95, 3, 4)
+    if dialect == "vllm":  # vLLM's extra sampling parameters (its generation_config would set them otherwise)
+        assert (body["top_k"], body["min_p"], body["repetition_penalty"]) == (-1, 0.0, 1.0)
+    else:  # llama-server's defaults: top_k 40, min_p 0.05 (see /props)
+        assert (body["top_k"], body["min_p"], body["typical_p"], body["repeat_penalty"]) == (0, 0.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_prompt_over_the_servers_context_is_a_budget_error(dialect: str) -> None:
+    long_prompt = "The archive holds many letters from the war. " * 200  # ~1,800 toy tokens
+    with dialect_server(dialect, max_model_len=1024, n_ctx=1024) as server:
+        backend = OpenAIBackend(base_url=server.url, retries=0, context_length=16384)  # told more than it has
+        with pytest.raises(BudgetError) as over:
+            backend.complete([ask(long_prompt, max_tokens=64)])
+        backend.close()
+    assert over.value.exit_status == ExitStatus.BUDGET
+    assert ("maximum context length is 1024" if dialect == "vllm" else "context size (1024 tokens)") \
+        in over.value.message
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_prefix_cache_hits_and_prefill_time_are_read(dialect: str) -> None:
+    with dialect_server(dialect, prompt_tokens_details=True) as server:
+        backend = OpenAIBackend(base_url=server.url, retries=0)
+        shared = "Question: who was the cook? " + "The crew sailed north along the coast. " * 20
+        first, second = (backend.complete([ask(shared + tail, max_tokens=4)])[0] for tail in ("One.", "Two."))
+        backend.close()
+    assert first.cached_prompt_tokens == 0
+    assert second.cached_prompt_tokens is not None and second.cached_prompt_tokens > 100
+    if dialect == "vllm":  # usage.prompt_tokens_details.cached_tokens, in whole 16-token blocks
+        assert second.cached_prompt_tokens % 16 == 0 and second.prompt_seconds is None
+    else:  # timings.cache_n and timings.prompt_ms
+        assert second.prompt_seconds is not None and second.prompt_seconds < first.prompt_seconds  # type: ignore[operator]
+
+
+def test_vllm_refusing_a_sampling_setting_says_which_and_the_range() -> None:
+    with dialect_server("vllm") as server:
+        backend = OpenAIBackend(base_url=server.url, retries=0)
+        with pytest.raises(BackendError) as refused:
+            backend.complete([ask("Hi", max_tokens=4, top_p=0.0)])
+        backend.close()
+    assert "top_p must be in (0, 1]" in refused.value.message
+    assert "--top-p" in (refused.value.hint or "")
+
+
+def gated_model(messages: list[dict[str, str]]) -> str:
+    """A gated reader that finds the camel's name in the chunk that has it, and answers from its memory."""
+    prompt = messages[-1]["content"]
+    if "Day " not in prompt:  # no chunk of the diary: the final-answer prompt
+        return "The camel was called \\boxed{Saffron}."
+    if "Saffron" in prompt:
+        return ("<think>The chunk names the camel.</think>\n<check>yes</check>\n"
+                "<update>The guide's camel was named Saffron.</update>\n<next>continue</next>")
+    return "<think>Nothing about camels here.</think>\n<check>no</check>\n<next>continue</next>"
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_gated_read_through_each_server(dialect: str) -> None:
+    text = "\n\n".join(
+        f"Day {day}. The caravan crossed the dunes and rested by the well. "
+        + ("The guide's camel was named Saffron. " if day == 3 else "")
+        + "The nights were cold and the stars were bright. " * 3
+        for day in range(1, 7)
+    )
+    with dialect_server(dialect, model_reply=gated_model) as server:
+        backend = OpenAIBackend(base_url=server.url, retries=0)
+        chunks = list(Chunker(backend.tokenizer, 120).chunks([Segment(text, Provenance("diary.txt"))]))
+        assert len(chunks) >= 3
+        settings = LoopSettings(strategy="gated", chunk_tokens=120, memory_tokens=64, final_tokens=24)
+        events: list[object] = []
+        [result] = Loop(backend, ["What was the guide's camel called?"], settings,
+                        sinks=[events.append]).run(chunks)
+        backend.close()
+    assert result.answer == "Saffron" and "Saffron" in result.memory
+    # Chunks without the name were cut at <check>no</check>: the server saw that stop string and stopped.
+    chats = [b for path, b in server.requests if path == "/v1/chat/completions" and "stop" in b]
+    assert chats and all("<check>no</check>" in b["stop"] for b in chats)
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    assert [e.memory_changed for e in steps].count(True) == 1
 
 
 # -- no server, or a misbehaving one -----------------------------------------------------------------------

@@ -1,10 +1,17 @@
 """Contract test of the vLLM backend against a fake ``vllm`` package (tests/fakes/vllm): no GPU can run here,
-so this checks what memread asks of vLLM and how it reads the answers. The real route to vLLM that is tested
-end to end is ``vllm serve`` + the openai backend (tests/test_backend_openai.py)."""
+so this checks what memread asks of vLLM and how it reads the answers, and that vLLM's logging (on stdout by
+default) stays off memread's stdout. ``vllm serve`` + the openai backend is checked against a fake server that
+speaks vLLM's routes (tests/test_backend_openai.py); no real vLLM runs in the suite."""
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -17,6 +24,16 @@ from memread.errors import BackendError, BudgetError, ExitStatus, UsageError
 
 def user(text: str, **options: Any) -> ChatRequest:
     return ChatRequest(messages=(Message("user", text),), **options)
+
+
+@pytest.fixture(autouse=True)
+def _vllm_logging_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """vLLM's logging is configured from the environment, and the backend changes VLLM_LOGGING_STREAM: each
+    test starts without it and leaves none behind (setenv then delenv restores "absent" at teardown)."""
+    for name in ("VLLM_LOGGING_STREAM", "VLLM_CONFIGURE_LOGGING", "VLLM_LOGGING_CONFIG_PATH"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    yield
 
 
 def test_the_engine_is_built_for_memreads_budget_and_parallelism(fake_vllm: ModuleType) -> None:
@@ -98,6 +115,17 @@ def test_engine_failures_become_one_line_errors(fake_vllm: ModuleType) -> None:
     assert crashed.value.message == "vLLM failed: CUDA error: an illegal memory access was encountered"
 
 
+@pytest.mark.parametrize(("option", "value"), [("top_p", 0.0), ("temperature", 2.5), ("temperature", -0.1)])
+def test_sampling_settings_vllm_refuses_are_a_usage_error(fake_vllm: ModuleType, option: str,
+                                                          value: float) -> None:
+    backend = create_backend("vllm", model="m")
+    with pytest.raises(UsageError) as refused:
+        backend.complete([user("x", max_tokens=10, **{option: value})])
+    assert refused.value.exit_status == ExitStatus.USAGE
+    assert option in refused.value.message and "--top-p" in (refused.value.hint or "")
+    assert not [call for call in fake_vllm.calls if call[0] == "chat"]
+
+
 def test_without_vllm_the_error_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "vllm", None)  # makes `import vllm` raise ImportError
     with pytest.raises(BackendError) as missing:
@@ -115,3 +143,83 @@ def test_options_of_other_backends_and_a_missing_model_are_usage_errors(fake_vll
     with pytest.raises(UsageError, match="executor"):
         create_backend("vllm", model="m", distributed_executor_backend="slurm")
     assert not [call for call in fake_vllm.calls if call[0] == "LLM"]
+
+
+# -- vLLM's logs do not mix with memread's stdout ----------------------------------------------------------
+
+FAKES = Path(__file__).parent / "fakes"
+ROOT = Path(__file__).parent.parent
+
+
+def run_ask_json(tmp_path: Path, **environ: str) -> subprocess.CompletedProcess[str]:
+    """``memread ask --backend vllm --json`` in a fresh process that imports the fake vLLM, as a user runs it."""
+    document = tmp_path / "harbour.txt"
+    document.write_text("The harbour had seven boats.\nThe cook was called Aurelio.\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_")}
+    env.update(PYTHONPATH=os.pathsep.join([str(FAKES), str(ROOT)]), **environ)
+    return subprocess.run(
+        [sys.executable, "-m", "memread", "ask", "--backend", "vllm", "--model", "Qwen/Qwen2.5-7B-Instruct",
+         "--json", str(document), "Who was the cook?"],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
+@pytest.mark.parametrize("setting", ["vLLM's default", "VLLM_LOGGING_STREAM=stdout", "a logging config on stdout"])
+def test_ask_json_prints_one_json_object_and_vllms_logs_go_to_stderr(tmp_path: Path, setting: str) -> None:
+    environ: dict[str, str] = {}
+    if setting == "VLLM_LOGGING_STREAM=stdout":
+        environ["VLLM_LOGGING_STREAM"] = "ext://sys.stdout"
+    elif setting == "a logging config on stdout":
+        # The user's own config (VLLM_LOGGING_CONFIG_PATH) is used by the engine's child process as well, where
+        # memread's handler retargeting cannot reach: the child inherits a file descriptor 1 that points at stderr.
+        config = tmp_path / "logging.json"
+        config.write_text(json.dumps({
+            "version": 1, "disable_existing_loggers": False,
+            "handlers": {"out": {"class": "logging.StreamHandler", "stream": "ext://sys.stdout"}},
+            "loggers": {"vllm": {"handlers": ["out"], "level": "INFO", "propagate": False}},
+        }))
+        environ["VLLM_LOGGING_CONFIG_PATH"] = str(config)
+    done = run_ask_json(tmp_path, **environ)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)  # the whole of stdout is one JSON document, or this raises
+    assert result["status"] == "ok" and result["answer"]
+    assert "Initializing a V1 LLM engine" in done.stderr  # logged in this process while the engine starts
+    assert "EngineCore started" in done.stderr  # logged by the engine's child process
+    assert "Avg prompt throughput" in done.stderr  # logged after a batch
+
+
+def test_logs_go_to_stderr_when_vllm_was_imported_first(capsys: pytest.CaptureFixture[str],
+                                                       fake_vllm: ModuleType) -> None:
+    from vllm.logger import configure_root_logger
+
+    configure_root_logger()  # what `import vllm` did, here under pytest's capture of sys.stdout
+    # The handler writes to stdout, as vLLM's does. (pytest adds capturing handlers of its own to loggers that
+    # do not propagate; they are not vLLM's.)
+    [handler] = [h for h in logging.getLogger("vllm").handlers if type(h) is logging.StreamHandler]
+    assert isinstance(handler, logging.StreamHandler) and handler.stream is sys.stdout
+    backend = create_backend("vllm", model="m")
+    assert handler.stream is sys.stderr
+    assert os.environ["VLLM_LOGGING_STREAM"] == "ext://sys.stderr"  # for the engine's child processes
+    capsys.readouterr()
+    backend.complete([user("hi", max_tokens=10)])
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "Avg prompt throughput" in err
+
+
+def test_a_logging_stream_other_than_stdout_is_left_alone(monkeypatch: pytest.MonkeyPatch,
+                                                         fake_vllm: ModuleType) -> None:
+    from memread.backends.vllm import route_vllm_logs_to_stderr
+
+    monkeypatch.setenv("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+    route_vllm_logs_to_stderr()
+    assert os.environ["VLLM_LOGGING_STREAM"] == "ext://sys.stderr"
+    # A file handler is the user's choice, even on a "vllm" logger.
+    log_file = logging.FileHandler(os.devnull)
+    logging.getLogger("vllm.engine").addHandler(log_file)
+    try:
+        route_vllm_logs_to_stderr()
+        assert log_file.stream.name == os.devnull
+    finally:
+        logging.getLogger("vllm.engine").removeHandler(log_file)
+        log_file.close()

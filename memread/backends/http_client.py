@@ -147,6 +147,13 @@ class ServerClient:
                 hint="lower --chunk-tokens or --memory-tokens, or give the server a larger context "
                 "(vLLM --max-model-len, llama-server -c, llama_cpp.server --n_ctx)",
             )
+        if status == 400 and ("top_p" in detail or "temperature" in detail):
+            # vLLM checks SamplingParams' ranges (vllm/sampling_params.py _verify_args); hosted APIs have theirs
+            return BackendError(
+                f"the server at {self.base_url} refused the sampling settings: {detail}",
+                hint="vLLM and OpenAI take --temperature from 0 to 2 and --top-p above 0, up to 1 "
+                "(1 turns it off)",
+            )
         return BackendError(
             f"the server at {self.base_url} answered HTTP {status}: {detail}",
             hint="see the server's log for the cause",

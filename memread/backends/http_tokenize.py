@@ -3,12 +3,20 @@
 Three dialects exist and none is part of the OpenAI API:
 
 - vLLM: ``POST /tokenize`` with ``{"model", "prompt"}`` or ``{"model", "messages"}`` (chat template applied)
-  answers ``{"count", "tokens", "max_model_len"}``; ``POST /detokenize`` with ``{"model", "tokens"}``.
-- llama.cpp's ``llama-server``: ``POST /tokenize`` with ``{"content"}`` answers ``{"tokens"}``;
-  ``POST /apply-template`` with ``{"messages"}`` answers ``{"prompt"}``; ``POST /detokenize``.
+  answers ``{"count", "tokens", "max_model_len"}``; ``POST /detokenize`` with ``{"model", "tokens"}``
+  answers ``{"prompt"}`` (vllm-project/vllm ``vllm/entrypoints/serve/tokenize/protocol.py``:
+  TokenizeCompletionRequest, TokenizeChatRequest with ``add_generation_prompt=True`` and
+  ``add_special_tokens=False`` by default, TokenizeResponse, DetokenizeResponse).
+- llama.cpp's ``llama-server``: ``POST /tokenize`` with ``{"content"}`` answers ``{"tokens"}``
+  (``add_special`` defaults to false, ``parse_special`` to true); ``POST /apply-template`` with
+  ``{"messages"}`` answers ``{"prompt"}``; ``POST /detokenize`` answers ``{"content"}`` (ggml-org/llama.cpp
+  ``tools/server/README.md``; the ``parse_special`` default is in the server's source). Its chat path
+  tokenizes the rendered prompt with special tokens added and parsed, so a chat count does the same.
 - llama-cpp-python's ``python -m llama_cpp.server``: ``POST /extras/tokenize`` with ``{"model", "input"}``
   answers ``{"tokens"}``; ``POST /extras/detokenize``. It cannot apply the chat template, so the backend
   measures the template's cost once.
+
+tests/fakes/http_servers.py fakes the first two from those schemas; the third is tested for real.
 
 Detection sends a short text to each in turn; a route counts only if it answers with tokens.
 """

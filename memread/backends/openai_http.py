@@ -38,7 +38,7 @@ ESTIMATE_SLACK = 64  # chat-template tokens we cannot see without the server's t
 # recognised by their tokenize route get these fields: a strict OpenAI endpoint would reject them.
 _PLAIN_SAMPLING: dict[str, dict[str, Any]] = {
     "llama_cpp.server": {"top_k": 0, "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0},
-    "vllm": {"top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0},
+    "vllm": {"top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0},  # -1: off in every vLLM (0 only in new ones)
     "llama-server": {"top_k": 0, "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0},
 }
 
@@ -102,8 +102,9 @@ class OpenAIBackend:
             route = detect_route(self.server.probe, self.model)
             self._route: TokenizeRoute | None = route
             self._sampling_fields = _PLAIN_SAMPLING.get(route.server if route else "", {})
-            # Only vLLM says which stop string ended a reply (choices[].stop_reason); the loop must infer it
-            # for the others.
+            # Only vLLM says which stop string ended a reply (choices[].stop_reason: the string, a token id
+            # for an end-of-text token, or None; ChatCompletionResponseChoice in vLLM's protocol); the
+            # strategies infer it for the others (llama-server's OpenAI route does not report it).
             self.capabilities = Capabilities(concurrent_calls=True,
                                              names_stop_strings=route is not None and route.server == "vllm")
             self._tokenizer: Tokenizer
@@ -286,9 +287,13 @@ class OpenAIBackend:
 
     def _server_context_length(self) -> int | None:
         for entry in self._models or ():
+            # vLLM: GET /v1/models lists ModelCard {id, ..., max_model_len} (its --max-model-len)
             if entry.get("id") == self.model and entry.get("max_model_len"):
-                return int(entry["max_model_len"])  # vLLM
-        props = self.server.get_json_quietly("props")  # llama-server: per-slot context of the running server
+                return int(entry["max_model_len"])
+        # llama-server: GET /props {"default_generation_settings": {"n_ctx"}}, a slot's context (-c divided by
+        # --parallel), which is what one request gets; /v1/models' meta.n_ctx_train is the model's training
+        # context, not what the server runs with (tools/server/README.md)
+        props = self.server.get_json_quietly("props")
         settings = props.get("default_generation_settings") if isinstance(props, dict) else None
         n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
         return int(n_ctx) if n_ctx else None

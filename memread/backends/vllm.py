@@ -5,15 +5,23 @@ prompt prefix between lanes (all of the chunk with ``--layout chunk-first``). Te
 and Ray as the executor, are vLLM's own: memread only passes the settings through.
 
 This path is not exercised on hardware in memread's CI (no GPU there); a contract test checks the calls
-against a fake ``vllm`` module. It is kept small and shaped like the HTTP backend, so ``vllm serve`` plus
-``--backend openai`` (tested against a real server) is the proven route to the same engine.
+against a fake ``vllm`` module. It is kept small and shaped like the HTTP backend. ``vllm serve`` plus
+``--backend openai`` reaches the same engine; that route is tested against a fake server speaking vLLM's
+routes (tests/fakes/http_servers.py), not against a real vLLM.
+
+vLLM logs to stdout by default, and stdout is memread's data (the answer, ``--json``): see
+:func:`route_vllm_logs_to_stderr`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import sys
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
 
 from memread.backends.base import Capabilities, ChatRequest, Completion, Message
 from memread.errors import BackendError, BudgetError, UsageError
@@ -22,6 +30,8 @@ from memread.tokens import Tokenizer
 __all__ = ["VllmBackend", "create"]
 
 DEFAULT_MAX_MODEL_LEN = 12288  # chunk 5,000 + memory 1,024 + recall 1,024 + reply 1,024 + templates, with room
+# vllm/sampling_params.py, SamplingParams._verify_args: temperature in [0, 2], top_p in (0, 1] (even when greedy).
+SAMPLING_HINT = "vLLM takes --temperature from 0 to 2 and --top-p above 0, up to 1 (1 turns it off)"
 INSTALL_HINT = (
     "pip install 'memread[vllm]' (vLLM needs Linux and a CUDA GPU); without a GPU, use the default llamacpp "
     "backend, or run `vllm serve MODEL` on a GPU machine and pass --backend openai --base-url"
@@ -50,11 +60,13 @@ class VllmBackend:
         gpu_memory_utilization: float = 0.9,
         system: str | None = None,
     ) -> None:
+        route_vllm_logs_to_stderr()  # before the import: vLLM configures its logging when imported
         try:
             import vllm
         except ImportError as error:
             raise BackendError(f"the vllm backend needs vLLM, which is not installed ({error})",
                                hint=INSTALL_HINT) from None
+        route_vllm_logs_to_stderr()  # vLLM may have been imported before us, with its handler on stdout
         self.model = model
         self.system = system
         self.warnings: list[str] = []
@@ -73,13 +85,17 @@ class VllmBackend:
         if distributed_executor_backend:  # "ray" must be asked for; vLLM picks "mp" on one host
             engine["distributed_executor_backend"] = distributed_executor_backend
         try:
-            self._llm = vllm.LLM(**engine)
+            # The engine starts its core and worker processes here; they inherit file descriptor 1, and
+            # anything they print outside Python's logging (CUDA, NCCL, compilers) would land on stdout.
+            with _stdout_fd_to_stderr():
+                self._llm = vllm.LLM(**engine)
         except Exception as error:  # vLLM raises many types (ValueError, RuntimeError, CUDA errors)
             raise BackendError(
                 f"vLLM could not start {model}: {_first_line(error)}",
                 hint="check the model name and GPU memory; lower --context-length or raise "
                 "gpu_memory_utilization; with --distributed-executor-backend ray, `pip install ray`",
             ) from error
+        route_vllm_logs_to_stderr()  # the engine may apply vLLM's logging configuration again
         self._sampling_params = vllm.SamplingParams
         self._tokenizer = EngineTokenizer(self._llm.get_tokenizer(), model)
         self.tokenizer_source = "vllm"
@@ -96,13 +112,17 @@ class VllmBackend:
         """One ``LLM.chat`` call for the whole batch; vLLM returns outputs in input order."""
         if not requests:
             return []
-        params = [
-            self._sampling_params(
-                max_tokens=r.max_tokens, temperature=r.temperature, top_p=r.top_p, seed=r.seed,
-                stop=list(r.stop) or None,
-            )
-            for r in requests
-        ]
+        try:
+            params = [
+                self._sampling_params(
+                    max_tokens=r.max_tokens, temperature=r.temperature, top_p=r.top_p, seed=r.seed,
+                    stop=list(r.stop) or None,
+                )
+                for r in requests
+            ]
+        except ValueError as error:  # SamplingParams checks its ranges (VLLMValidationError is a ValueError)
+            raise UsageError(f"vLLM refused the sampling settings: {_first_line(error)}",
+                             hint=SAMPLING_HINT) from error
         started = time.perf_counter()
         try:
             outputs = self._llm.chat([self._wire_messages(r.messages) for r in requests], params,
@@ -165,6 +185,67 @@ def _completion(output: Any, seconds: float) -> Completion:
         cached_prompt_tokens=getattr(output, "num_cached_tokens", None),
         extra={"finish_reason": best.finish_reason} if best.finish_reason not in ("stop", "length") else {},
     )
+
+
+def route_vllm_logs_to_stderr() -> None:
+    """Keep vLLM's log lines off stdout, which holds memread's answer or ``--json`` document.
+
+    vLLM configures its loggers with ``logging.config.dictConfig`` when ``vllm.logger`` is imported: a
+    ``StreamHandler`` on the "vllm" logger whose stream is ``VLLM_LOGGING_STREAM``, by default
+    ``"ext://sys.stdout"`` (vllm/logger.py ``DEFAULT_LOGGING_CONFIG``; vllm/envs.py). So:
+
+    - ``VLLM_LOGGING_STREAM`` is set to ``ext://sys.stderr`` when unset or stdout (it is read again by the
+      engine's child processes, which inherit the environment);
+    - every handler of the "vllm" loggers that writes to stdout (vLLM imported before this call, or a
+      ``VLLM_LOGGING_CONFIG_PATH`` config naming stdout) is pointed at stderr.
+
+    ``VLLM_CONFIGURE_LOGGING=0`` is respected: vLLM's loggers then propagate to the root logger, whose
+    last-resort handler writes to stderr. Calling this again is harmless.
+    """
+    if os.environ.get("VLLM_LOGGING_STREAM", "ext://sys.stdout") == "ext://sys.stdout":
+        os.environ["VLLM_LOGGING_STREAM"] = "ext://sys.stderr"
+    loggers = [logging.getLogger("vllm")] + [
+        logger for name, logger in list(logging.root.manager.loggerDict.items())
+        if name.startswith("vllm.") and isinstance(logger, logging.Logger)
+    ]
+    for logger in loggers:
+        for handler in logger.handlers:
+            if (isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler)
+                    and _is_stdout(handler.stream)):
+                handler.setStream(sys.stderr)
+
+
+def _is_stdout(stream: IO[str] | None) -> bool:
+    if stream is None:
+        return False
+    if stream is sys.stdout or stream is sys.__stdout__:
+        return True
+    try:
+        return stream.fileno() == 1
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def _stdout_fd_to_stderr() -> Iterator[None]:
+    """Point file descriptor 1 at stderr for the duration (process-wide: only while the engine starts)."""
+    saved: int | None = None
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except (AttributeError, OSError, ValueError):  # no real descriptor 1 or 2 (an embedding host, closed)
+        if saved is not None:
+            os.close(saved)
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _first_line(error: BaseException) -> str:

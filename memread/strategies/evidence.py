@@ -255,7 +255,7 @@ class EvidenceStrategy(Strategy):
                 exit_reason = f"evidence found; {barren} chunks in a row added none"
             elif self._budget_spent(new_state) and len(read) < len(self.store):
                 exit_reason = f"read {len(read)} of {len(self.store)} chunks (max_read {self.options.max_read:g})"
-        places = "; ".join(dict.fromkeys(_short_place(e["where"]) for e in added))
+        places = "; ".join(dict.fromkeys(_short_place(str(e["where"])) for e in added))
         summary = (f"kept {len(added)} sentence{'s' if len(added) != 1 else ''} ({places})" if added
                    else "nothing kept")
         if dropped:

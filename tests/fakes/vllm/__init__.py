@@ -3,15 +3,38 @@
 It records every call and answers with canned outputs shaped like vLLM's ``RequestOutput``: the reply names
 the last user message, a request whose message contains "STOP:<s>" ends on stop string <s>, and one whose
 max_tokens is below 3 ends on "length". The tokenizer splits on spaces (one id per word).
+
+It logs as vLLM does (see ``logger.py``): importing it configures a handler on stdout unless told otherwise,
+the engine logs while it starts and after each batch, and, as vLLM's V1 engine runs its core in a child
+process by default (``VLLM_ENABLE_V1_MULTIPROCESSING=1``), ``LLM()`` starts a short child process that sets
+up the same logging from the inherited environment and logs one line through the inherited file descriptors.
+``SamplingParams`` refuses what vLLM's ``SamplingParams._verify_args`` refuses for temperature and top_p.
 """
 
 from __future__ import annotations
 
+import math
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from vllm.logger import configure_root_logger, init_logger
+
+configure_root_logger()  # vLLM: at import of vllm.logger, which `import vllm` imports
+logger = init_logger("vllm.entrypoints.llm")
 
 calls: list[tuple[str, Any]] = []  # ("LLM", engine kwargs) and ("chat", (conversations, params, kwargs))
 fail_with: BaseException | None = None  # set by a test to make the next chat call raise
+
+_ENGINE_CORE = (
+    "import logging, os\n"
+    "from vllm.logger import configure_root_logger\n"
+    "configure_root_logger()\n"
+    "logging.getLogger('vllm.v1.engine.core').info('EngineCore started (pid %d)', os.getpid())\n"
+)
 
 
 class SamplingParams:
@@ -19,6 +42,14 @@ class SamplingParams:
         self.kwargs = kwargs
         self.max_tokens = kwargs.get("max_tokens", 16)  # vLLM's own default is 16
         self.stop = kwargs.get("stop")
+        # vllm/sampling_params.py, SamplingParams._verify_args (VLLMValidationError subclasses ValueError)
+        temperature, top_p = kwargs.get("temperature", 1.0), kwargs.get("top_p", 1.0)
+        if not math.isfinite(temperature) or temperature < 0.0:
+            raise ValueError(f"temperature must be non-negative, got {temperature}.")
+        if temperature > 2.0:
+            raise ValueError(f"temperature must be in [0, 2], got {temperature}.")
+        if not 0.0 < top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p}.")
 
 
 @dataclass
@@ -59,6 +90,12 @@ class LLM:
     def __init__(self, **engine: Any) -> None:
         self.engine = engine
         calls.append(("LLM", engine))
+        logger.info("Initializing a V1 LLM engine with config: model=%r", engine.get("model"))
+        if os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "1") != "0":
+            fakes = str(Path(__file__).resolve().parent.parent)
+            path = os.pathsep.join(p for p in (fakes, os.environ.get("PYTHONPATH")) if p)
+            subprocess.run([sys.executable, "-S", "-c", _ENGINE_CORE], env={**os.environ, "PYTHONPATH": path},
+                           check=True, timeout=60)
 
     def get_tokenizer(self) -> FakeTokenizer:
         return FakeTokenizer()
@@ -85,4 +122,5 @@ class LLM:
                 out = CompletionOutput(0, f"reply to {last[:12]}", [5, 6, 2], "stop", stop_reason=2)
             outputs.append(RequestOutput(str(i), prompt, tokenizer.encode(prompt, add_special_tokens=False),
                                          [out], num_cached_tokens=4 * i))
+        init_logger("vllm.v1.metrics.loggers").info("Engine 000: Avg prompt throughput: %d tokens/s", 1000)
         return outputs
