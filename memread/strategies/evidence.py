@@ -40,21 +40,19 @@ from memread.document import Chunk
 from memread.recall import query_terms
 from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
 
-STEP_INSTRUCTION = (
-    "You will read a passage of a document with numbered sentences, then a question. Find the sentences of the "
-    "passage that help answer the question: sentences that state the answer, and sentences about the people, "
-    "places, works or things the question names or the evidence found so far points to (a question may need "
-    "several connected facts)."
-)
+# Measured on Qwen2.5-Coder-1.5B (benchmarks/results/evidence-prompts.md): asked to reply "none" when nothing
+# helps, it said "none" to passages holding the answer; asked for numbers "most relevant first", it listed
+# ranges of numbers. This wording, the question after the passage, gave short, mostly right lists.
+STEP_INSTRUCTION = "Read the numbered sentences and the question."
 STEP_REQUEST = (
-    "Reply with the numbers of the sentences that help, most helpful first, separated by commas, at most {picks}. "
-    'If no sentence helps, reply "none".'
+    "List the numbers of the sentences that help answer the question, including sentences about the people, "
+    "places or things the question mentions{or_evidence}. Answer with numbers only, separated by commas."
 )
 FINAL_INSTRUCTION = (
     "You are presented with evidence quoted word for word from a document, in document order, and a problem. "
     "Please answer the problem based on the evidence and put the answer in \\boxed{}."
 )
-NO_EVIDENCE = "none yet"
+NO_EVIDENCE = ""
 
 MAX_UNITS = 150  # numbered sentences per passage at most (shorter neighbours are joined): bounds the numbering
 NUMBER_TOKENS = 4  # "[123] " and the line break: what numbering adds per sentence, at most
@@ -181,6 +179,9 @@ class EvidenceStrategy(Strategy):
         readers = sorted(lane for lane, _, _ in proposals[chosen])
         if self.options.order == "document":
             reason = "next in document order"
+        elif any(chosen in states[lane].get("read", []) for lane in readers):
+            best = max(score for _, score, _ in proposals[chosen])
+            reason = f"read again: the evidence now names what it holds (BM25 {best:.1f})"
         else:
             best = max(score for _, score, _ in proposals[chosen])
             left = max(unread for _, _, unread in proposals[chosen])
@@ -191,18 +192,42 @@ class EvidenceStrategy(Strategy):
     def _ranking(self, question: str, state: State) -> list[tuple[int, float]]:
         """The lane's unread chunks, best first: BM25 of the question plus that of the names the evidence
         brought up; ties and unmatched chunks in document order."""
-        read = set(state.get("read", []))
+        read: list[int] = list(state.get("read", []))
         unread = [i for i in self.store.indexes() if i not in read]
-        if not unread or (self.options.exit_gate and self._budget_spent(state)):
+        if self.options.exit_gate and self._budget_spent(state):
             return []
         if self.options.order == "document":
             return [(i, 0.0) for i in unread]
+        evidence = state.get("evidence", [])
+        named = evidence_names(evidence, question)
+        again = [i for i in sorted(set(read)) if self._worth_rereading(i, read, evidence, question)]
+        if not unread and not again:
+            return []
         if question not in self._question_scores:
             self._question_scores[question] = self.store.scores(question)
         asked = self._question_scores[question]
-        names = self.store.scores(" ".join(evidence_names(state.get("evidence", []), question)))
-        scored = [(i, asked.get(i, 0.0) + names.get(i, 0.0)) for i in unread]
+        names = self.store.scores(" ".join(named))
+        # A chunk read again competes on what the evidence names only: the question has had its turn there.
+        scored = [(i, asked.get(i, 0.0) + names.get(i, 0.0)) for i in unread] + [(i, names.get(i, 0.0)) for i in again]
         return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+    def _worth_rereading(self, index: int, read: list[int], evidence: list[dict[str, Any]], question: str) -> bool:
+        """A chunk read once is read again when the sentences kept since (its own included) name something the
+        chunk says outside them and outside their titles: both hops of a question are often in one chunk, and
+        the second only shows once the first is known."""
+        if read.count(index) != 1:
+            return False
+        when = read.index(index) + 1
+        names = evidence_names([{"text": e["text"]} for e in evidence if e["read"] >= when], question)
+        heads = set(query_terms(" ".join(str(e["head"]) for e in evidence)))
+        names = [name for name in names if name not in heads]
+        if not names:
+            return False
+        text = self.store.get(index).text
+        for entry in sorted((e for e in evidence if e["chunk"] == index), key=lambda e: -int(e["start"])):
+            text = text[:entry["start"]] + text[entry["end"]:]
+        words = set(re.findall(r"\w+", text.lower()))
+        return any(name in words for name in names)
 
     def _budget_spent(self, state: State) -> bool:
         return len(state.get("read", [])) >= max(1, math.ceil(self.options.max_read * len(self.store)))
@@ -219,9 +244,9 @@ class EvidenceStrategy(Strategy):
     def step_prompt(self, question: str, evidence: str, numbered: str) -> str:
         """The step's prompt: the passage first (lanes reading the same chunk share that prefix), then the question
         and the evidence so far, then what to reply."""
-        return (f"{STEP_INSTRUCTION}\n\n<passage>\n{numbered}\n</passage>\n\n<question>\n{question}\n</question>"
-                f"\n\n<evidence_so_far>\n{evidence}\n</evidence_so_far>\n\n"
-                + STEP_REQUEST.format(picks=self.options.picks))
+        found = f"\n\nEvidence found so far:\n{evidence}" if evidence else ""
+        request = STEP_REQUEST.format(or_evidence=" or the evidence found so far names" if evidence else "")
+        return f"{STEP_INSTRUCTION}\n\n{numbered}\n\nQuestion: {question}{found}\n\n{request}"
 
     def read_reply(self, lane: int, question: str, state: State, chunk: Chunk,
                    completion: Completion) -> StepResult:
@@ -232,10 +257,14 @@ class EvidenceStrategy(Strategy):
         read = [*state.get("read", []), chunk.index]
         added = []
         for rank, number in enumerate(picks):
-            unit = found[number - 1]
+            position = _sentence_at(found, number - 1)  # a title or heading picked: the sentence under it
+            if position is None:
+                continue
+            unit = found[position]
             if (chunk.index, unit.start) in have:
                 continue
-            head = _heading(found, number - 1)
+            have.add((chunk.index, unit.start))
+            head = _heading(found, position)
             entry = {"chunk": chunk.index, "start": unit.start, "end": unit.end, "text": unit.text, "head": head,
                      "where": "; ".join(span.describe() for span in chunk.locate(unit.start, unit.end)),
                      "spans": [span.to_dict() for span in chunk.locate(unit.start, unit.end)],
@@ -268,7 +297,7 @@ class EvidenceStrategy(Strategy):
                           summary=summary, parse_issues=tuple(issues))
 
     def plan_final(self, lane: int, question: str, state: State) -> StepPlan:
-        return StepPlan(self.final_prompt(question, self._evidence_text(state)), self.settings.final_tokens)
+        return StepPlan(self.final_prompt(question, self._final_evidence(state)), self.settings.final_tokens)
 
     def final_prompt(self, question: str, evidence: str) -> str:
         return (f"{FINAL_INSTRUCTION}\n\n<evidence>\n{evidence}\n</evidence>\n\n<problem> \n{question}\n</problem>\n\n"
@@ -297,6 +326,9 @@ class EvidenceStrategy(Strategy):
 
     def _evidence_text(self, state: State) -> str:
         return str(state.get("memory")) if state.get("evidence") else NO_EVIDENCE
+
+    def _final_evidence(self, state: State) -> str:
+        return str(state.get("memory")) if state.get("evidence") else "(no sentence of the document was found to help)"
 
     @staticmethod
     def _render(evidence: Sequence[Mapping[str, Any]]) -> str:
@@ -330,6 +362,14 @@ def _short_place(where: str) -> str:
 
 def _document_order(entry: Mapping[str, Any]) -> tuple[int, int]:
     return int(entry["chunk"]), int(entry["start"])
+
+
+def _sentence_at(found: Sequence[Unit], position: int) -> int | None:
+    """``position``, or for a title or heading the first sentence after it (None if there is none nearby)."""
+    for candidate in range(position, min(len(found), position + 4)):
+        if not found[candidate].heading:
+            return candidate
+    return None
 
 
 def _heading(found: Sequence[Unit], position: int) -> str:
