@@ -71,8 +71,8 @@ class Settings:
             raise UsageError("reply-tokens must be at least 1", hint="pass a positive --reply-tokens")
         # Every engine memread drives agrees on these ranges; vLLM refuses top_p 0 only after the model has
         # loaded, llama.cpp would sample from an empty nucleus: refused here, before anything starts.
-        if not self.temperature >= 0:
-            raise UsageError(f"temperature must be 0 or more, not {self.temperature}",
+        if not 0 <= self.temperature <= 2:  # vLLM and the OpenAI API take [0, 2]; NaN fails too
+            raise UsageError(f"temperature must be from 0 to 2, not {self.temperature}",
                              hint="use --temperature 0 for greedy decoding")
         if not 0 < self.top_p <= 1:
             raise UsageError(f"top-p must be above 0 and at most 1, not {self.top_p}",

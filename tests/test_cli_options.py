@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import typer.main
 
 from memread.cli import options
@@ -41,3 +42,19 @@ def test_parsed_options_become_the_library_arguments() -> None:
     assert backend["api_key"] is None and "model" not in backend
     assert options.loop_settings(params) == {"chunk_tokens": 700, "layout": "chunk-first",
                                              "options": {"exit_gate": False}}
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (("--top-p", "0"), "top-p must be above 0 and at most 1, not 0.0"),
+    (("--temperature", "2.5"), "temperature must be from 0 to 2, not 2.5"),
+    (("--strategy", "overwrite", "--no-exit-gate"), "the overwrite strategy has no option 'exit-gate'"),
+    (("--strategy", "callback", "-o", "memory=whole"), "the callback option memory must be one of reply, update"),
+    (("-o", "oops"), "--option takes NAME=VALUE, not 'oops'"),
+])
+def test_settings_no_engine_would_take_are_refused_before_anything_loads(flags: tuple[str, ...], said: str) -> None:
+    from cli_runner import run_memread
+
+    status, out, err = run_memread("ask", "-", "Who?", "--model", "/nonexistent/model.gguf", *flags,
+                                   stdin=b"Some text.\n")
+    assert status == 2 and out == "" and said in err and "hint:" in err
+    assert "nonexistent" not in err  # refused before the model was looked for
