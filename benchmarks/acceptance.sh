@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# The whole measured baseline of `memread bench`, in the order we want the answers, as one resumable command:
-#   1. the evidence-early speed comparison (gated with its exit gate vs overwrite, RULER-HotpotQA, 100 documents);
-#   2. RULER-HotpotQA at 50 and 200 documents, every method, 24 samples each;
-#   3. NIAH single-key at 8K, 32K and 64K tokens, every method (full context is N/A past the window).
-# Methods: the three strategies, full context, BM25-RAG and closed book (the question alone, seconds per sample).
+# The measured acceptance of the evidence strategy (issue 14) as one resumable command, in the order the answers
+# matter most. Every method of a task runs on the same samples (same --data-seed), so the tables pair them.
+#   1. RULER-HotpotQA at 400 documents (~57K tokens, past the model's 32K window): evidence, BM25-RAG, closed book;
+#   2. RULER-HotpotQA at 50 documents (~7K tokens): evidence, full context, BM25-RAG, closed book;
+#   3. NIAH single-key at 32K and 128K tokens: evidence, BM25-RAG;
+#   4. the slow cells last: overwrite at 50 documents (n=48), NIAH 32K (n=16) and 400 documents (n=16);
+#   5. callback's memory as ReMemR1 kept it (the whole reply) against -o memory=update, 50 documents (n=24).
 # Each part writes its own folder under OUT (default benchmarks/results/bench); stop it at any moment (Ctrl-C,
-# kill) and run the same command again: finished samples are skipped. The tables and plots are rewritten as
-# samples finish (summary.md, summary.json, accuracy-TASK.svg); results.jsonl holds third-party text and is
-# git-ignored.
+# kill) and run the same command again: finished samples are skipped. Tables and plots are rewritten as samples
+# finish (summary.md, summary.json, accuracy-TASK.svg); results.jsonl holds third-party text and is git-ignored.
 #
 #   bash benchmarks/acceptance.sh                          # llama.cpp, the default model, this machine
+#   bash benchmarks/acceptance.sh OUT --threads 2          # options after OUT go to every memread bench
 #   bash benchmarks/acceptance.sh OUT --backend openai --base-url http://gpu-box:8000/v1 --model Qwen/... --parallel 16
 #
-# Cost on a 2-core CPU with Qwen2.5-Coder-1.5B (measured rates, benchmarks/results/bench/README.md): about
-# 40 hours, most of it in part 2 at 200 documents and part 3 at 64K. On a GPU through vLLM, about an hour.
+# Cost on an idle 2-core CPU with Qwen2.5-Coder-1.5B (rates in each summary.md header): parts 1-3 about 4 hours,
+# part 4 about 6 hours, part 5 about 2 hours.
 set -euo pipefail
 
 out=${1:-benchmarks/results/bench}
@@ -25,10 +27,15 @@ for ((i = 0; i < ${#extra[@]}; i++)); do  # a --model among the extra options na
 done
 [[ " ${extra[*]} " == *" --model "* || " ${extra[*]} " == *" -m "* ]] || extra+=(--model "$model")
 name=${model##*/}
-all=overwrite,gated,callback,full,bm25,closed-book
+name=${name%.gguf}
 
 bench() { memread bench "$@" "${extra[@]}"; }
 
-bench hqa-early --lengths 100 --samples 24 --methods overwrite,gated,closed-book --out "$out/hqa-early-$name"
-bench hqa --lengths 50,200 --samples 24 --methods "$all" --out "$out/hqa-$name"
-bench niah-single --lengths 8K,32K,64K --samples 24 --methods "$all" --out "$out/niah-single-$name"
+bench hqa --lengths 400 --samples 32 --methods evidence,bm25,closed-book --out "$out/hqa400-$name"
+bench hqa --lengths 50 --samples 48 --methods evidence,full,bm25,closed-book --out "$out/hqa50-$name"
+bench niah-single --lengths 32K,128K --samples 16 --methods evidence,bm25 --out "$out/niah-$name"
+bench hqa --lengths 50 --samples 48 --methods overwrite --out "$out/hqa50-$name"
+bench niah-single --lengths 32K --samples 16 --methods overwrite --out "$out/niah-$name"
+bench hqa --lengths 400 --samples 16 --methods overwrite --out "$out/hqa400-$name"
+bench hqa --lengths 50 --samples 24 --methods callback --out "$out/hqa50-callback-reply-$name"
+bench hqa --lengths 50 --samples 24 --methods callback -o memory=update --out "$out/hqa50-callback-update-$name"

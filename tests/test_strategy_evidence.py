@@ -246,3 +246,28 @@ def test_a_chunk_holding_both_hops_is_read_again_once_the_first_hop_names_the_se
     assert order[:2] == [0, 0] and order.count(0) == 2  # read again once, not more
     assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]
     assert [e.reason for e in events if isinstance(e, StepStarted)][1].startswith("read again")
+
+
+def test_the_trace_replays_with_the_reading_order_and_what_each_step_kept(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memread.cli.player import memory_diffs
+    from memread.cli.render import chunk_pane
+    from memread.cli.viewstate import ViewState
+    from memread.report import RunReport
+
+    path = tmp_path / "run.jsonl"
+    writer = TraceWriter(path)
+    Loop(FakeBackend(reader, tokenizer=CharTokenizer()), [QUESTION], SETTINGS, [writer],
+         document="hqa.txt").run(chunks(document()))
+    writer.close()
+    trace = read_trace(path)
+    diffs = list(memory_diffs(trace))
+    first = trace.steps()[0].chunk.index
+    assert f"+++ memory after step 1 (chunk {first + 1}) (hqa.txt lines" in "\n".join(diffs)
+    assert any(line.startswith("+- Kiss and Tell (1945 film): It starred Shirley Temple") for line in diffs)
+    state = ViewState()
+    events = list(trace.events())
+    for at, event in events[:3]:  # run started, step started, step finished
+        state.apply(event, at)
+    assert "best match of" in str(chunk_pane(state).title)
+    result = RunReport.from_trace(trace).result()
+    assert [c["where"] for c in result["lanes"][0]["citations"]][0].startswith("hqa.txt line ")

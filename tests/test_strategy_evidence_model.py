@@ -61,6 +61,7 @@ def test_stdin_is_read_in_relevance_order_and_a_killed_run_resumes_to_the_same_a
     assert victim.stdin is not None
     victim.stdin.write(data)
     victim.stdin.close()
+    victim.stdin = None  # written and closed: communicate() has nothing more to send
     while victim.poll() is None and not (trace.exists() and b'"type":"step_finished"' in trace.read_bytes()):
         time.sleep(0.005)
     if victim.poll() is None:

@@ -97,13 +97,16 @@ def memory_diffs(trace: Trace) -> Iterator[str]:
     for step in trace.steps():
         who = f"lane {step.lane + 1}, " if many else ""
         where = step.chunk.describe()
+        # A strategy that chooses its reading order reads chunk k at step n: name both.
+        at = f"chunk {step.step + 1}" if step.step == step.chunk.index else \
+            f"step {step.step + 1} (chunk {step.chunk.index + 1})"
         if not step.memory_changed:
-            yield f"= {who}chunk {step.step + 1} ({where}): memory unchanged ({step_summary(step)})"
+            yield f"= {who}{at} ({where}): memory unchanged ({step_summary(step)})"
             continue
         yield from difflib.unified_diff(
             step.memory_before.splitlines(), step.memory.splitlines(),
-            fromfile=f"{who}memory before chunk {step.step + 1}",
-            tofile=f"{who}memory after chunk {step.step + 1} ({where})", lineterm="")
+            fromfile=f"{who}memory before {at}",
+            tofile=f"{who}memory after {at} ({where})", lineterm="")
         if step.truncated:
             yield "! the reply hit the memory limit: this memory may be cut off"
 
