@@ -4,6 +4,7 @@
     python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000          # ingest only
     python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000 --chunk  # ingest + chunk (tiktoken, 5000)
     python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000 --out benchmarks/results/stdin-rss
+    python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000 --spool --out benchmarks/results/stdin-rss-spool
 
 ``stdin`` pipes a generated log (realistic lines, never held in memory) from one process into another that only
 opens ``-`` and iterates its segments (optionally its chunks), and reports the reader's peak RSS (ru_maxrss) and
@@ -70,15 +71,29 @@ def generate(megabytes: int) -> None:
         written += len(block)
 
 
-def consume(chunk: bool) -> None:
-    """Read stdin as memread does and print peak RSS and throughput as JSON."""
+def consume(chunk: bool, spool: bool = False) -> None:
+    """Read stdin as memread does and print peak RSS and throughput as JSON. ``spool``: also keep every chunk
+    aside and indexed, as the evidence strategy does before it reads (memread.chunkstore), and count the files
+    left in TMPDIR while the store is open."""
     from memread.ingest import open_document
 
     start = time.perf_counter()
     document = open_document("-", stdin=sys.stdin.buffer)
     segments = document.segments()
     count = characters = tokens = 0
-    if chunk:
+    if spool:
+        from memread.chunk import Chunker
+        from memread.chunkstore import ChunkStore
+        from memread.tokens import default_tokenizer
+
+        store = ChunkStore()
+        store.add_all(Chunker(default_tokenizer(), 1500).chunks(segments))
+        count, tokens = len(store), store.tokens
+        characters = document.stats.characters
+        scored = len(store.scores("disk error worker"))
+        visible = len(os.listdir(tempfile.gettempdir()))
+        store.close()
+    elif chunk:
         from memread.chunk import Chunker
         from memread.tokens import default_tokenizer
 
@@ -99,37 +114,53 @@ def consume(chunk: bool) -> None:
         "mb_per_second": round(characters / seconds / 1e6, 1),
         "peak_rss_mb": round(_peak_rss_mb(), 1),
     }
-    if chunk:
+    if chunk or spool:
         result["tokens"] = tokens
         result["tokens_per_second"] = round(tokens / seconds)
+    if spool:
+        result["chunks_matching_a_query"] = scored
+        result["files_in_tmpdir_while_open"] = visible
     print(json.dumps(result))
 
 
-def bench_stdin(megabytes: int, chunk: bool) -> dict[str, object]:
+def bench_stdin(megabytes: int, chunk: bool, spool: bool = False) -> dict[str, object]:
     me = [sys.executable, __file__]
     producer = subprocess.Popen([*me, "_generate", str(megabytes)], stdout=subprocess.PIPE)
-    reader = subprocess.run(
-        [*me, "_consume", *(["--chunk"] if chunk else [])],
-        stdin=producer.stdout,
-        capture_output=True,
-        check=True,
-    )
+    # The reader's own TMPDIR, so what it leaves there shows; tiktoken's encoding cache (which it keeps in
+    # TMPDIR/data-gym-cache unless told otherwise) goes elsewhere, as it is not memread's.
+    with tempfile.TemporaryDirectory() as scratch, tempfile.TemporaryDirectory() as tiktoken_cache:
+        reader = subprocess.run(
+            [*me, "_consume", *(["--chunk"] if chunk else []), *(["--spool"] if spool else [])],
+            stdin=producer.stdout,
+            capture_output=True,
+            check=True,
+            env={**os.environ, "TMPDIR": scratch, "TIKTOKEN_CACHE_DIR": tiktoken_cache},
+        )
+        left = len(os.listdir(scratch))
     assert producer.stdout is not None
     producer.stdout.close()
     producer.wait()
-    return {"input_mb": megabytes, "chunk": chunk, **json.loads(reader.stdout)}
+    return {"input_mb": megabytes, "chunk": chunk, "spool": spool, **json.loads(reader.stdout),
+            "files_left_in_tmpdir": left}
 
 
 def write_stdin_result(out: str, results: list[dict[str, Any]], chunk: bool,
-                       load_before: tuple[float, ...]) -> None:
+                       load_before: tuple[float, ...], spool: bool = False) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import result_files
 
     what = "ingested and chunked (tiktoken cl100k, 5,000-token chunks)" if chunk else "ingested (segments only)"
+    if spool:
+        what = ("ingested, chunked (tiktoken cl100k, 1,500-token chunks) and kept aside with a full-text index, as "
+                "the evidence strategy does before reading (memread.chunkstore: SQLite's private temporary "
+                "database); files in TMPDIR are counted while the store is open and after the process ends")
+        chunk = True
     rows = [[f"{r['input_mb']:,}", f"{r['lines']:,}", r["units"], r["seconds"], r["mb_per_second"],
-             *([f"{r['tokens']:,}"] if chunk else []), f"**{r['peak_rss_mb']}**"] for r in results]
+             *([f"{r['tokens']:,}"] if chunk else []), f"**{r['peak_rss_mb']}**",
+             *([r["files_in_tmpdir_while_open"], r["files_left_in_tmpdir"]] if spool else [])] for r in results]
     header = ["input MiB", "lines", "chunks" if chunk else "segments", "seconds", "MB/s",
-              *(["tokens"] if chunk else []), "peak RSS MB (reader)"]
+              *(["tokens"] if chunk else []), "peak RSS MB (reader)",
+              *(["files in TMPDIR (open)", "files left"] if spool else [])]
     growth = ""
     if len(results) > 1:
         first, last = results[0], results[-1]
@@ -157,16 +188,20 @@ def main() -> None:
     stdin = commands.add_parser("stdin", help="peak RSS while a generated log streams through stdin")
     stdin.add_argument("--megabytes", type=int, nargs="+", default=[100, 1000])
     stdin.add_argument("--chunk", action="store_true", help="also chunk (tiktoken, 5000-token budget)")
+    stdin.add_argument("--spool", action="store_true",
+                       help="chunk (1,500 tokens) and keep every chunk aside, indexed, as the evidence strategy does")
     stdin.add_argument("--out", help="also write OUT.md and OUT.json (figures, command, machine load)")
     commands.add_parser("_generate").add_argument("megabytes", type=int)
-    commands.add_parser("_consume").add_argument("--chunk", action="store_true")
+    consume_parser = commands.add_parser("_consume")
+    consume_parser.add_argument("--chunk", action="store_true")
+    consume_parser.add_argument("--spool", action="store_true")
     args = parser.parse_args()
 
     if args.command == "pdf":
         print(json.dumps(bench_pdf(args.pages)))
     elif args.command == "stdin":
         load_before = os.getloadavg()
-        results = [bench_stdin(size, args.chunk) for size in args.megabytes]
+        results = [bench_stdin(size, args.chunk, args.spool) for size in args.megabytes]
         for result in results:
             print(json.dumps(result))
         if len(results) > 1:
@@ -177,11 +212,11 @@ def main() -> None:
                 )
             )
         if args.out:
-            write_stdin_result(args.out, results, args.chunk, load_before)
+            write_stdin_result(args.out, results, args.chunk, load_before, args.spool)
     elif args.command == "_generate":
         generate(args.megabytes)
     else:
-        consume(args.chunk)
+        consume(args.chunk, args.spool)
 
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ def run(settings: Settings, *, questions: tuple[str, ...] = (QUESTION,), text: s
     return events, results, backend
 
 
-SETTINGS = Settings(strategy="evidence", chunk_tokens=330, memory_tokens=200, final_tokens=40)
+SETTINGS = Settings(strategy="evidence", chunk_tokens=330, memory_tokens=600, final_tokens=40)
 
 
 def test_passages_are_numbered_by_sentence_and_titles_are_headings() -> None:
@@ -112,8 +112,10 @@ def test_evidence_is_copied_word_for_word_with_its_own_lines_and_cited_by_them()
     events, results, _ = run(SETTINGS)
     steps = [e for e in events if isinstance(e, StepFinished)]
     evidence = steps[-1].state["evidence"]
-    assert [e["text"] for e in evidence] == ["It starred Shirley Temple as Corliss Archer.",
-                                            "As an adult, she served as Chief of Protocol of the United States."]
+    # The picked sentence, with the one before it on its line (what "It" and "she" are) and those after it.
+    assert [e["text"] for e in evidence] == [
+        "Kiss and Tell is a 1945 American comedy film. It starred Shirley Temple as Corliss Archer.",
+        "Shirley Temple was an American actress. As an adult, she served as Chief of Protocol of the United States."]
     # The title line above a sentence says what "it" and "she" are, when the chunk holds it.
     chunk_text = {c.index: c.text for c in chunks(document())}
     for entry in evidence:
@@ -263,7 +265,7 @@ def test_the_trace_replays_with_the_reading_order_and_what_each_step_kept(tmp_pa
     diffs = list(memory_diffs(trace))
     first = trace.steps()[0].chunk.index
     assert f"+++ memory after step 1 (chunk {first + 1}) (hqa.txt lines" in "\n".join(diffs)
-    assert any(line.startswith("+- Kiss and Tell (1945 film): It starred Shirley Temple") for line in diffs)
+    assert any(line.startswith("+- Kiss and Tell (1945 film): Kiss and Tell is a 1945") for line in diffs)
     state = ViewState()
     events = list(trace.events())
     for at, event in events[:3]:  # run started, step started, step finished
@@ -271,3 +273,16 @@ def test_the_trace_replays_with_the_reading_order_and_what_each_step_kept(tmp_pa
     assert "best match of" in str(chunk_pane(state).title)
     result = RunReport.from_trace(trace).result()
     assert [c["where"] for c in result["lanes"][0]["citations"]][0].startswith("hqa.txt line ")
+
+
+def test_a_pick_that_shares_no_word_with_the_question_or_the_evidence_is_set_aside() -> None:
+    def careless(request: ChatRequest) -> str:  # picks the gulls, whatever the question
+        prompt = request.messages[-1].content
+        if "<evidence>" in prompt:
+            return reader(request)
+        return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if "Gulls" in t or "Corliss" in t)
+
+    events, _, _ = run(SETTINGS, backend=FakeBackend(careless, tokenizer=CharTokenizer()))
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    assert all("Gulls" not in s.memory for s in steps) and "Corliss Archer" in steps[-1].memory
+    assert any(s.decisions["set_aside"] for s in steps) and "set aside" in " ".join(s.summary for s in steps)

@@ -74,6 +74,9 @@ class EvidenceOptions:
     max_read: float = field(default=1.0, metadata={
         "min": 0.0, "max": 1.0, "help": "the share of the chunks a question reads at most (0.3: 30 %)"})
     picks: int = field(default=5, metadata={"min": 1, "help": "sentences the model may pick in one passage"})
+    context: int = field(default=2, metadata={
+        "min": 0, "help": "sentences after a picked one on its line (its paragraph) kept with it, besides the one "
+                          "before it"})
     order: str = field(default="relevance", metadata={
         "choices": ("relevance", "document"),
         "help": "relevance: best-matching chunks first, re-ranked with what the evidence names; document: in order"})
@@ -87,13 +90,14 @@ class Unit:
     end: int
     text: str
     heading: bool  # a short line of its own without a full stop: a title or heading
+    line: int = 0  # the passage's line it is on (sentences of one line are one paragraph)
 
 
 def units(text: str) -> list[Unit]:
     """The passage's sentences and lines, in order, at most :data:`MAX_UNITS` (neighbours joined)."""
     found: list[Unit] = []
     offset = 0
-    for line in text.splitlines(keepends=True):
+    for number, line in enumerate(text.splitlines(keepends=True)):
         body = line.rstrip("\n\r")
         pieces = _SENTENCE_END.split(body) if body.strip() else []
         cursor = 0
@@ -105,12 +109,12 @@ def units(text: str) -> list[Unit]:
                 continue
             start = offset + at + (len(piece) - len(piece.lstrip()))
             heading = len(pieces) == 1 and len(stripped.split()) <= 12 and not stripped.endswith((".", "!", "?"))
-            found.append(Unit(start, start + len(stripped), stripped, heading))
+            found.append(Unit(start, start + len(stripped), stripped, heading, number))
         offset += len(line)
     while len(found) > MAX_UNITS:  # join neighbours, shortest pair first, until the numbering is bounded
         pair = min(range(len(found) - 1), key=lambda i: (len(found[i].text) + len(found[i + 1].text), i))
         a, b = found[pair], found[pair + 1]
-        found[pair:pair + 2] = [Unit(a.start, b.end, text[a.start:b.end].strip(), False)]
+        found[pair:pair + 2] = [Unit(a.start, b.end, text[a.start:b.end].strip(), False, a.line)]
     return found
 
 
@@ -253,22 +257,36 @@ class EvidenceStrategy(Strategy):
         found = units(chunk.text)
         picks, issues = parse_picks(completion.text, len(found), self.options.picks)
         evidence = [dict(entry) for entry in state.get("evidence", [])]
-        have = {(entry["chunk"], entry["start"]) for entry in evidence}
+        covered = [(int(e["start"]), int(e["end"])) for e in evidence if e["chunk"] == chunk.index]
         read = [*state.get("read", []), chunk.index]
-        added = []
+        wanted = _stems(query_terms(question)) | _stems(evidence_names(evidence, question))
+        added, set_aside = [], []
         for rank, number in enumerate(picks):
             position = _sentence_at(found, number - 1)  # a title or heading picked: the sentence under it
-            if position is None:
+            if position is None or any(a <= found[position].start < b for a, b in covered):
                 continue
-            unit = found[position]
-            if (chunk.index, unit.start) in have:
-                continue
-            have.add((chunk.index, unit.start))
             head = _heading(found, position)
-            entry = {"chunk": chunk.index, "start": unit.start, "end": unit.end, "text": unit.text, "head": head,
-                     "where": "; ".join(span.describe() for span in chunk.locate(unit.start, unit.end)),
-                     "spans": [span.to_dict() for span in chunk.locate(unit.start, unit.end)],
-                     "read": len(read), "rank": rank + 1}
+            first = position  # the sentence before it on its line says what its "she" or "it" is
+            if (first > 0 and found[first - 1].line == found[position].line and not found[first - 1].heading
+                    and not any(a <= found[first - 1].start < b for a, b in covered)):
+                first -= 1
+            said = " ".join(unit.text for unit in found[first:position + 1])
+            if not wanted & _stems(query_terms(f"{head} {said}")):
+                # Shares no word with the question or the names the evidence brought up: small models pick
+                # such sentences when they find nothing better. Recorded, not kept.
+                set_aside.append(number)
+                continue
+            last = position  # the sentences after it on its line, which continue what it says
+            while (last + 1 < len(found) and last - position < self.options.context
+                   and found[last + 1].line == found[position].line and not found[last + 1].heading
+                   and not any(a <= found[last + 1].start < b for a, b in covered)):
+                last += 1
+            start, end = found[first].start, found[last].end
+            covered.append((start, end))
+            spans = chunk.locate(start, end)
+            entry = {"chunk": chunk.index, "start": start, "end": end, "text": chunk.text[start:end], "head": head,
+                     "where": "; ".join(span.describe() for span in spans),
+                     "spans": [span.to_dict() for span in spans], "read": len(read), "rank": rank + 1}
             evidence.append(entry)
             added.append(entry)
         evidence, dropped = self._bounded(evidence, question)
@@ -285,15 +303,17 @@ class EvidenceStrategy(Strategy):
             elif self._budget_spent(new_state) and len(read) < len(self.store):
                 exit_reason = f"read {len(read)} of {len(self.store)} chunks (max_read {self.options.max_read:g})"
         places = "; ".join(dict.fromkeys(_short_place(str(e["where"])) for e in added))
-        summary = (f"kept {len(added)} sentence{'s' if len(added) != 1 else ''} ({places})" if added
+        summary = (f"kept {len(added)} passage{'s' if len(added) != 1 else ''} ({places})" if added
                    else "nothing kept")
+        if set_aside:
+            summary += f", set aside {len(set_aside)} unrelated"
         if dropped:
             summary += f", dropped {dropped} (memory full)"
         return StepResult(state=new_state, memory=new_state["memory"], memory_changed=new_state["memory"] != before,
                           truncated=completion.finish_reason == "length", exit=bool(exit_reason),
                           exit_reason=exit_reason or "exit-gate",
-                          decisions={"picked": picks, "kept": [e["text"] for e in added], "dropped": dropped,
-                                     "read": len(read)},
+                          decisions={"picked": picks, "kept": [e["text"] for e in added], "set_aside": set_aside,
+                                     "dropped": dropped, "read": len(read)},
                           summary=summary, parse_issues=tuple(issues))
 
     def plan_final(self, lane: int, question: str, state: State) -> StepPlan:
@@ -338,15 +358,14 @@ class EvidenceStrategy(Strategy):
                          for e in sorted(evidence, key=_document_order))
 
     def _bounded(self, evidence: list[dict[str, Any]], question: str) -> tuple[list[dict[str, Any]], int]:
-        """Drop the entries that share the fewest words with the question (the latest first among equals)
-        until the rendered memory fits ``memory_tokens``."""
-        asked = set(query_terms(question))
+        """Drop the weakest entries until the rendered memory fits ``memory_tokens``: those sharing the fewest
+        words with the question and with the other entries (a second hop shares none with the question, but
+        names what the first hop names), the latest first among equals."""
+        asked = _stems(query_terms(question))
         dropped = 0
         while len(evidence) > 1 and self._tokens(self._render(evidence)) > self.settings.memory_tokens:
-            weakest = min(range(len(evidence)), key=lambda i: (
-                len(asked & set(query_terms(evidence[i]["head"] + " " + evidence[i]["text"]))),
-                -evidence[i]["read"], -evidence[i]["rank"]))
-            evidence.pop(weakest)
+            words = [_stems(query_terms(f"{e['head']} {e['text']}")) for e in evidence]
+            evidence.pop(min(range(len(evidence)), key=lambda i: _strength(i, evidence, words, asked)))
             dropped += 1
         return evidence, dropped
 
@@ -362,6 +381,24 @@ def _short_place(where: str) -> str:
 
 def _document_order(entry: Mapping[str, Any]) -> tuple[int, int]:
     return int(entry["chunk"]), int(entry["start"])
+
+
+def _strength(i: int, evidence: Sequence[Mapping[str, Any]], words: Sequence[set[str]],
+              asked: set[str]) -> tuple[int, int, int]:
+    """How much entry ``i`` is worth keeping: words shared with the question plus (up to 2) with the other
+    entries, then the earlier and the better-ranked pick."""
+    others = set().union(*(w for j, w in enumerate(words) if j != i))
+    linked = min(2, len((words[i] - asked) & others))
+    return len(asked & words[i]) + linked, -int(evidence[i]["read"]), -int(evidence[i]["rank"])
+
+
+def _stems(words: Iterable[str]) -> set[str]:
+    """Words as compared for relatedness: lower case, without a plural or possessive s."""
+    out = set()
+    for word in words:
+        word = word.lower().removesuffix("'s")
+        out.add(word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word)
+    return out
 
 
 def _sentence_at(found: Sequence[Unit], position: int) -> int | None:
