@@ -49,6 +49,7 @@ def ask(
     stop_on_check_no: options.StopOnCheckNo = None,
     recall_from: options.RecallFrom = None,
     recall_tokens: options.RecallTokens = None,
+    max_read: options.MaxRead = None,
     option: options.StrategyOption = None,
     layout: options.Layout = defaults.LAYOUT,
     password: str | None = typer.Option(None, "--password", help="Password of an encrypted PDF."),

@@ -94,6 +94,7 @@ def bench(
     stop_on_check_no: options.StopOnCheckNo = None,
     recall_from: options.RecallFrom = None,
     recall_tokens: options.RecallTokens = None,
+    max_read: options.MaxRead = None,
     option: options.StrategyOption = None,
     layout: options.Layout = defaults.LAYOUT,
     quiet: options.Quiet = False,

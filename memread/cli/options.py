@@ -97,8 +97,8 @@ FinalPrompt = Annotated[str, typer.Option(
 # applies, and a strategy that has no such option is not asked to take one.
 ExitGate = Annotated[bool | None, typer.Option(
     "--exit-gate/--no-exit-gate", rich_help_panel=READING, show_default=False,
-    help="gated: stop reading when the model says <next>end</next> (default on). Turn off for 'list all X' "
-    "questions.",
+    help="gated: stop reading when the model says <next>end</next>; evidence: stop once more reading adds no "
+    "evidence (default on). Turn off for 'list all X' questions.",
 )]
 StopOnCheckNo = Annotated[bool | None, typer.Option(
     "--stop-on-check-no/--full-replies", rich_help_panel=READING, show_default=False,
@@ -111,6 +111,10 @@ RecallFrom = Annotated[str | None, typer.Option(
 RecallTokens = Annotated[int | None, typer.Option(
     "--recall-tokens", min=16, rich_help_panel=READING, show_default=False,
     help="callback with --recall-from chunks: size of a recalled passage (default 512).",
+)]
+MaxRead = Annotated[float | None, typer.Option(
+    "--max-read", min=0.0, max=1.0, rich_help_panel=READING, show_default=False,
+    help="evidence: the share of the chunks a question reads at most (e.g. 0.3; default 1).",
 )]
 StrategyOption = Annotated[list[str] | None, typer.Option(
     "--option", "-o", rich_help_panel=READING, metavar="NAME=VALUE",
@@ -148,7 +152,7 @@ _SETTINGS_FIELDS = (
     "final_prompt", "layout", "system",
 )
 # Parameters that are options of the built-in strategies (Settings.options), given when not None.
-_STRATEGY_OPTIONS = ("exit_gate", "stop_on_check_no", "recall_from", "recall_tokens")
+_STRATEGY_OPTIONS = ("exit_gate", "stop_on_check_no", "recall_from", "recall_tokens", "max_read")
 
 def backend_options(params: dict[str, Any]) -> dict[str, Any]:
     """The backend factory's keyword arguments from a command's parsed parameters (``ctx.params``)."""
