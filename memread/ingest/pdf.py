@@ -42,6 +42,8 @@ _SPACES = re.compile("[ \t\u00a0]+")
 _BLANK_LINES = re.compile("\n{3,}")
 _LISTED_PAGES = 20  # how many page numbers a warning spells out
 _EXAMPLE = 40  # characters of a glued word quoted in the warning
+_PURPOSES = {"fonttools": "to read the encoding of some embedded fonts",
+             "cryptography": "to decrypt AES-encrypted PDFs (to check them for decompression bombs)"}
 
 CORRUPT_HINT = (
     "the file may be truncated (an interrupted download?); re-download it, or repair it with `qpdf`"
@@ -298,8 +300,9 @@ class _Findings:
             else:
                 damage.append(problem)
         for library, pip_name in missing.items():
-            document.warn(f"{name}: {library} is not installed, so some of its fonts may read wrongly "
-                          f"(pip install {pip_name})")
+            purpose = _PURPOSES.get(library.lower(), "for part of this PDF")
+            document.warn(f"{name}: {library} is not installed, which pypdf uses {purpose}; memread read on "
+                          f"without it (pip install {pip_name})")
         if damage:
             document.warn(f"{name}: the PDF is damaged; memread recovered what it could "
                           f"({printable(damage[0][:160])})")
