@@ -108,7 +108,8 @@ class _Pages:
             self.reader = _open_reader(self)
             if self.reader is not None:
                 try:
-                    declared = pdf_pypdf.page_count(self.reader)
+                    with pdf_pypdf.pypdf_messages(self.problems):
+                        declared = pdf_pypdf.page_count(self.reader)
                 except Exception:
                     declared = -1
                 self._pypdf_aligned = declared == self.count
@@ -181,7 +182,8 @@ def _with_pypdf(pages: _Pages) -> None:
     pages.reader = _open_reader(pages)
     pages.nodes = _page_nodes(pages.reader, pages.problems) or _flattened(pages.reader, pages.problems)
     pages.count = len(pages.nodes)
-    labels = pdf_pypdf.page_labels(pages.reader, pages.count)
+    with pdf_pypdf.pypdf_messages(pages.problems):
+        labels = pdf_pypdf.page_labels(pages.reader, pages.count)
     pages.labels = list(labels) if labels is not None else None
 
 
@@ -362,7 +364,8 @@ def _guard(pages: _Pages, index: int, guard: StreamGuard) -> str:
         return "read"
     node = pages.node(index)
     try:
-        guard.check(node)
+        with pdf_pypdf.pypdf_messages(pages.problems):
+            guard.check(node)
     except Bomb:
         return "bomb"
     except Exception:
@@ -382,10 +385,11 @@ def _pdfium_text(pdfium: PdfiumDocument, index: int) -> PageText | None:
 def _forget_contents(pages: _Pages, node: pdf_pypdf.PageNode) -> None:
     """Drop a read page's content streams from pypdf's cache: memory stays flat however long the PDF."""
     try:
-        contents = node.page.get("/Contents")
-        resolved = contents.get_object() if contents is not None else []
-        for reference in (resolved if isinstance(resolved, list) else [contents]):
-            pdf_pypdf.forget(pages.reader, reference)
+        with pdf_pypdf.pypdf_messages(pages.problems):
+            contents = node.page.get("/Contents")
+            resolved = contents.get_object() if contents is not None else []
+            for reference in (resolved if isinstance(resolved, list) else [contents]):
+                pdf_pypdf.forget(pages.reader, reference)
     except Exception:  # a damaged reference: nothing was cached for it
         pass
 
