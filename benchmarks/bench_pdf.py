@@ -64,11 +64,24 @@ CORPUS = [
     ("fonts-sil-charis", "features.pdf.gz", "HTML → cairo, glyph tables"),
     ("debian-refcard", "refcard-en-a4.pdf.gz", "DocBook → dblatex, multi-column reference card"),
     ("c++-annotations-pdf", "cplusplus.pdf", "LaTeX → Ghostscript, 1,151 pages"),
+    ("r-doc-pdf", "fullrefman.pdf", "LaTeX → pdfTeX, 2,415 pages (memory)"),
 ]
+
+# Why a file's agreement stays under the target, from reading its pages side by side (shown under the table).
+NOTES = {
+    "reference.pdf.gz": "its parameter tables (pages 1-5, 31, …) list identifiers without spaces that run past the "
+    "page's right edge: pdftotext drops the characters outside the page, PDFium keeps them (page 1: 602 words "
+    "against 1,874), so pdftotext is not the clean reference there; the other pages agree.",
+    "Scheherazade-features.pdf.gz": "a font's feature sheet: rows of isolated Arabic letters, which the two "
+    "extractors group into words differently (pdftotext joins 'دذڈډڊڋڌ…' into one word, PDFium keeps the letters "
+    "apart); both libraries were under 98 % before, and there is no running text to disagree on.",
+    "features.pdf.gz": "glyph tables: pdftotext joins each row of accented variants ('aàáâãäåāăą…') into one "
+    "word, PDFium keeps the glyphs, set apart on the page, as separate letters.",
+}
 
 # Runs in a fresh interpreter with PYTHONPATH at one memread tree: reads a PDF, prints its pages and the time.
 WORKER = r"""
-import json, sys, time
+import json, resource, sys, time
 import pypdf, pypdfium2  # imported before the clock starts: both trees may use them
 from memread.ingest import open_document
 start = time.perf_counter()
@@ -80,7 +93,8 @@ for segment in document.segments():
 seconds = time.perf_counter() - start
 import memread
 json.dump({"seconds": seconds, "pages": pages, "count": document.stats.pages, "warnings": document.warnings,
-           "memread": memread.__file__}, sys.stdout)
+           "memread": memread.__file__, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024},
+          sys.stdout)
 """
 
 _HYPHEN_IN_WORD = re.compile(r"(?<=\w)[-\u00ad\u2010\u2011]\s*(?=\w)")
@@ -109,6 +123,7 @@ class Side:
     pages_below_90: int
     glued_rate: float
     glued_pages: int  # pages memread's own check flags
+    peak_rss_mb: float  # the reading process's, imports included
     warnings: list[str] = field(default_factory=list)
 
 
@@ -129,12 +144,14 @@ class FileResult:
         return self.before.seconds / self.after.seconds if self.after.seconds else float("inf")
 
 
-def compare(reference_pages: list[str], pages: dict[int, str], seconds: float, warnings: list[str]) -> Side:
+def compare(reference_pages: list[str], run: dict[str, object]) -> Side:
     from memread.ingest.wordshape import word_shape
 
     total_matched = total_reference = total_candidate = below = glued_pages = 0
     long_runs = runs = 0
     worst: tuple[float, int | None] = (1.0, None)
+    pages: dict[int, str] = run["pages"]  # type: ignore[assignment]
+    seconds = float(run["seconds"])  # type: ignore[arg-type]
     for number, reference_text in enumerate(reference_pages, 1):
         text = pages.get(number, "")
         reference, candidate = words(reference_text), words(text)
@@ -160,7 +177,8 @@ def compare(reference_pages: list[str], pages: dict[int, str], seconds: float, w
         pages_below_90=below,
         glued_rate=round(long_runs / max(runs, 1), 4),
         glued_pages=glued_pages,
-        warnings=warnings,
+        peak_rss_mb=round(float(run["peak_rss_mb"]), 1),  # type: ignore[arg-type]
+        warnings=list(run["warnings"]),  # type: ignore[call-overload]
     )
 
 
@@ -225,14 +243,14 @@ def measure(pdf: Path, before_tree: Path, repeat: int) -> tuple[dict[str, object
 
 def versions() -> dict[str, str]:
     import pypdf
-    import pypdfium2
+    from pypdfium2 import version as pdfium_version
 
     poppler = subprocess.run(["pdftotext", "-v"], capture_output=True, text=True)
     return {
         "python": platform.python_version(),
         "pypdf": pypdf.__version__,
-        "pypdfium2": getattr(pypdfium2, "V_PYPDFIUM2", "") or str(getattr(pypdfium2, "version", "")),
-        "pdfium": str(getattr(pypdfium2, "V_LIBPDFIUM", "")),
+        "pypdfium2": str(pdfium_version.PYPDFIUM_INFO),
+        "pdfium": str(pdfium_version.PDFIUM_INFO),
         "pdftotext": (poppler.stderr or poppler.stdout).splitlines()[0] if (poppler.stderr or poppler.stdout) else "",
     }
 
@@ -251,8 +269,8 @@ def markdown(results: list[FileResult], command: str, environment: dict[str, obj
         f"Environment: {json.dumps(environment)}.",
         "",
         "| file | producer | pages | pdftotext glued | before: agreement | after: agreement | before: glued | "
-        "after: glued | before p/s | after p/s | speed-up |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "after: glued | before p/s | after p/s | speed-up | peak RSS MB before → after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         clean = "" if r.reference_clean else " (not clean)"
@@ -260,9 +278,13 @@ def markdown(results: list[FileResult], command: str, environment: dict[str, obj
             f"| {r.member} ({r.package}) | {r.what} | {r.pages} | {r.reference_glued_rate:.2%}{clean} | "
             f"{r.before.agreement:.2%} | **{r.after.agreement:.2%}** | {r.before.glued_rate:.2%} | "
             f"{r.after.glued_rate:.2%} | {r.before.pages_per_second:.0f} | {r.after.pages_per_second:.0f} | "
-            f"{r.speedup:.1f}× |"
+            f"{r.speedup:.1f}× | {r.before.peak_rss_mb:.0f} → {r.after.peak_rss_mb:.0f} |"
         )
     lines += ["", *verdict(results), ""]
+    notes = [f"- **{r.member}** ({r.after.agreement:.2%}): {NOTES[r.member]}" for r in results
+             if r.after.agreement < TARGET_AGREEMENT and r.member in NOTES]
+    if notes:
+        lines += ["Files under the target, and why:", "", *notes, ""]
     return "\n".join(lines)
 
 
@@ -308,15 +330,17 @@ def main() -> None:
             result = FileResult(
                 package, member, what, len(reference), round(reference_seconds, 3), round(reference_glued, 4),
                 reference_glued < CLEAN_REFERENCE,
-                compare(reference, before["pages"], float(before["seconds"]), list(before["warnings"])),  # type: ignore[arg-type]
-                compare(reference, after["pages"], float(after["seconds"]), list(after["warnings"])),  # type: ignore[arg-type]
+                compare(reference, before),
+                compare(reference, after),
             )
             results.append(result)
             print(f"{member:34s} {result.pages:5d} pp  agreement {result.before.agreement:.2%} → "
                   f"{result.after.agreement:.2%}  glued {result.before.glued_rate:.2%} → "
                   f"{result.after.glued_rate:.2%}  {result.before.pages_per_second:.0f} → "
                   f"{result.after.pages_per_second:.0f} p/s ({result.speedup:.1f}×)", flush=True)
-    environment = {**versions(), "before": args.before, "repeat": args.repeat,
+    head = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
+                          text=True).stdout.strip()
+    environment = {**versions(), "before": args.before, "after": head, "repeat": args.repeat,
                    "load_before": [round(x, 1) for x in load_before],
                    "load_after": [round(x, 1) for x in os.getloadavg()], "cores": os.cpu_count()}
     command = "python benchmarks/bench_pdf.py " + " ".join(sys.argv[1:])

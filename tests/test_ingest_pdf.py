@@ -217,7 +217,7 @@ def test_the_glue_check_flags_glued_extracted_text_and_passes_spaced_text(tmp_pa
 
 
 def test_ligature_characters_are_spelled_out() -> None:
-    from memread.ingest.pdf import normalise_page
+    from memread.ingest.pdf_text import normalise_page
 
     assert normalise_page("e\ufb03cient \ufb01les, \ufb02at") == "efficient files, flat"
 

@@ -1,23 +1,23 @@
 """PDF documents: one segment per page, provenance = physical page number and printed page label.
 
-Two libraries, each for what it does best (measured in ``benchmarks/bench_pdf.py``):
+Two libraries, each for what it does best (measured by ``benchmarks/bench_pdf.py``, results in
+``benchmarks/results/pdf.md``):
 
-* **PDFium** (:mod:`~memread.ingest.pdf_pdfium`) opens and decrypts the file and gives each page's text, its
-  page labels and whether the cross-reference table was sound. Its words agree with poppler's ``pdftotext`` where
-  pypdf glued TeX's words together, and it reads ten times as many pages a second.
-* **pypdf** (:mod:`~memread.ingest.pdf_pypdf`) opens the same file alongside, for its damage reports and its
-  page tree, so that :mod:`~memread.ingest.pdf_guard` can measure a page's streams before PDFium inflates them
-  (decompression bombs). It also reads what PDFium cannot: a file PDFium refuses, a page PDFium returns empty or
-  glued (pypdf's text is kept when it is better), a page tree the two libraries disagree on.
+* **PDFium** (:mod:`~memread.ingest.pdf_pdfium`) opens and decrypts the file and gives each page's text, the
+  printed page labels and whether the cross-reference table was sound. Its words agree with poppler's
+  ``pdftotext`` where pypdf glued TeX's words together, and it reads about ten times as many pages a second.
+* **pypdf** (:mod:`~memread.ingest.pdf_pypdf`) is opened only when needed: for a file PDFium refuses (damaged:
+  pypdf reads it all, as memread always did), for a second reading of a page PDFium returns empty (and blank) or
+  glued (the better text is kept), and for its page tree where the bomb guard must look inside each page.
 
+Before PDFium inflates anything, :mod:`~memread.ingest.pdf_guard` scans the file for decompression bombs.
 Pages are read one at a time as the document is iterated. Whichever library read a page, its text is checked:
-unreadable characters (a font without a Unicode map) skip it, glued words (:mod:`~memread.ingest.wordshape`)
-and no text at all (a scan) are warned about, each warning naming the pages.
+unreadable characters (a font without a Unicode map) skip it; glued words (:mod:`~memread.ingest.wordshape`) and
+no text at all (a scan) are warned about; each warning names the pages.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -27,19 +27,10 @@ from memread.errors import InputError
 from memread.ingest import pdf_pypdf
 from memread.ingest.pdf_guard import Bomb, StreamGuard, scan_file
 from memread.ingest.pdf_pdfium import ERROR_PASSWORD, PageText, PdfiumDocument, PdfiumRefused, open_document
+from memread.ingest.pdf_text import UNREADABLE, garbled, normalise_page
 from memread.ingest.source import Source, display, printable
 from memread.ingest.wordshape import word_shape
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # \r is unified before this runs
-# Characters no reader can use: private-use code points (what fonts without a real Unicode map extract as),
-# the replacement character, PDFium's mark for a glyph without a Unicode value, and control characters.
-_UNREADABLE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff\ufffd\ufffe\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_DROPPED = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff\ufffe\uffff]")
-_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
-                            "\ufb05": "st", "\ufb06": "st"})
-GARBLED_SHARE = 0.3  # a page whose visible characters are this much unreadable is skipped, not fed to a model
-_SPACES = re.compile("[ \t\u00a0]+")
-_BLANK_LINES = re.compile("\n{3,}")
 _LISTED_PAGES = 20  # how many page numbers a warning spells out
 _EXAMPLE = 40  # characters of a glued word quoted in the warning
 _PURPOSES = {"fonttools": "to read the encoding of some embedded fonts",
@@ -48,25 +39,6 @@ _PURPOSES = {"fonttools": "to read the encoding of some embedded fonts",
 CORRUPT_HINT = (
     "the file may be truncated (an interrupted download?); re-download it, or repair it with `qpdf`"
 )
-
-
-def normalise_page(text: str) -> str:
-    """Whitespace as a reader expects it: runs of spaces collapsed, lines trimmed, at most one blank line;
-    ligature characters spelled out ("ﬁ" → "fi")."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_LIGATURES)
-    text = _SPACES.sub(" ", _CONTROL.sub("", _DROPPED.sub("", text)))
-    text = "\n".join(line.strip(" ") for line in text.split("\n"))
-    return _BLANK_LINES.sub("\n\n", text).strip("\n")
-
-
-def garbled(text: str) -> bool:
-    """Is a page's extracted text mostly unreadable (a font without a Unicode map: private-use code points,
-    control characters)? Such a page is skipped with a warning: it would cost tokens and tell the model nothing.
-
-    Text layers that map to the *wrong* letters (a shifted alphabet) read as words and are not detected.
-    """
-    visible = len(text) - sum(text.count(c) for c in " \t\r\n")
-    return visible > 0 and len(_UNREADABLE.findall(text)) > GARBLED_SHARE * visible
 
 
 def open_pdf(source: Source, document: Document) -> Iterator[Segment]:
@@ -329,7 +301,7 @@ def _page_text(pages: _Pages, index: int, guard: StreamGuard, found: _Findings, 
                 chosen = "" if garbled(page.text) else normalise_page(page.text)
                 if chosen and not word_shape(chosen).glued:
                     return chosen
-                if not chosen and not _UNREADABLE.search(page.text) and page.objects:
+                if not chosen and not UNREADABLE.search(page.text) and page.objects:
                     found.empty.append(number)  # images or drawings but no text: a scan (pypdf would agree)
                     return None
     # PDFium gave nothing, unreadable text or glued words (or pypdf reads this file): pypdf has a go, and the
