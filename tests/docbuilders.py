@@ -53,6 +53,22 @@ def build_pdf(
     return path
 
 
+def scanned_with_ocr_pdf(path: Path, text: str) -> Path:
+    """One scanned page (an image) with ``text`` laid over it invisibly (render mode 3), as OCR software does."""
+    from fpdf import FPDF
+    from fpdf.enums import TextMode
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.image(_picture(), x=20, y=20, w=120)
+    pdf.text_mode = TextMode.INVISIBLE
+    pdf.set_xy(20, 30)
+    pdf.multi_cell(120, 6, text)
+    pdf.output(str(path))
+    return path
+
+
 def _picture() -> io.BytesIO:
     """A small PNG (what a scanner would produce, minus the words)."""
     from PIL import Image

@@ -15,6 +15,7 @@ from docbuilders import (
     letterspaced_pdf,
     raw_pdf,
     read_all,
+    scanned_with_ocr_pdf,
     spaceless_cff_pdf,
     truncated_copy,
     typeset_pdf,
@@ -214,6 +215,13 @@ def test_the_glue_check_flags_glued_extracted_text_and_passes_spaced_text(tmp_pa
         assert looks_glued(by_pypdf) is glued and looks_glued(by_memread) is glued, pdf
     shape = word_shape("The words of a sentence, and one identifier: DEB_BUILD_MAINT_OPTIONS_HARDENING.")
     assert shape.long_runs == () and not shape.glued
+
+
+def test_a_scanned_page_with_an_invisible_ocr_layer_is_read_not_called_scanned(tmp_path: Path) -> None:
+    pdf = scanned_with_ocr_pdf(tmp_path / "ocr.pdf", "Scanned page: the harbour master counted 312 boats.")
+    document = open_document(str(pdf))
+    text, _ = read_all(document)
+    assert text == "Scanned page: the harbour master counted 312 boats." and document.warnings == []
 
 
 def test_ligature_characters_are_spelled_out() -> None:
