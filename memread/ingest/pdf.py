@@ -66,6 +66,7 @@ class _Pages:
     count: int = 0
     labels: list[str | None] | None = None
     guarded: bool = False  # each page's streams are measured with pypdf before PDFium reads it
+    damaged: bool = True  # signs of damage (a broken stream or xref): an empty page may be unreadable content
     problems: list[str] = field(default_factory=list)  # pypdf's messages and other signs of damage
     missing: dict[str, str] = field(default_factory=dict)  # library → pip name, when pypdf lacked one
     reader: Any = None
@@ -132,8 +133,10 @@ def _with_pdfium(pages: _Pages, pdfium: PdfiumDocument) -> None:
     pages.labels = [label or None for label in pdfium.labels] if pdfium.labels else None
     if not pdfium.xref_valid:
         pages.problems.append("its cross-reference table is broken")
-    bombs = [] if pdfium.encrypted else scan_file(pages.stream)
+    scan = None if pdfium.encrypted else scan_file(pages.stream)
+    bombs = scan.bombs if scan is not None else []
     pages.guarded = pdfium.encrypted or bool(bombs)
+    pages.damaged = scan is None or bool(scan.damaged) or not pdfium.xref_valid
     if pages.guarded and pages.pypdf():
         pages.nodes = _page_nodes(pages.reader, pages.problems)
         if pages.nodes is None or len(pages.nodes) != pages.count:
@@ -238,6 +241,7 @@ class _Findings:
     """Pages set aside or worth a warning, by kind, while a PDF is read."""
 
     empty: list[int] = field(default_factory=list)
+    blank: list[int] = field(default_factory=list)  # nothing drawn at all: counted among the pages without text
     failed: list[int] = field(default_factory=list)
     unreadable: list[int] = field(default_factory=list)
     bombs: list[int] = field(default_factory=list)
@@ -246,8 +250,8 @@ class _Findings:
 
     def report(self, source: Source, document: Document, pages: _Pages) -> None:
         name = display(source.label)
+        document.stats.empty_pages.extend(sorted(self.empty + self.blank))
         if self.empty:
-            document.stats.empty_pages.extend(self.empty)
             document.warn(f"{name}: {_count(self.empty)} {_have(self.empty)} no text layer (scanned?): "
                           f"{_list(self.empty)} — OCR is not supported")
         if self.failed:
@@ -301,8 +305,10 @@ def _page_text(pages: _Pages, index: int, guard: StreamGuard, found: _Findings, 
                 chosen = "" if garbled(page.text) else normalise_page(page.text)
                 if chosen and not word_shape(chosen).glued:
                     return chosen
-                if not chosen and not UNREADABLE.search(page.text) and page.objects:
-                    found.empty.append(number)  # images or drawings but no text: a scan (pypdf would agree)
+                if not chosen and not UNREADABLE.search(page.text) and (page.objects or not pages.damaged):
+                    # Images or drawings but no text (a scan?), or nothing at all in a sound file (a blank page,
+                    # counted but not warned about): pypdf would agree.
+                    (found.empty if page.objects else found.blank).append(number)
                     return None
     # PDFium gave nothing, unreadable text or glued words (or pypdf reads this file): pypdf has a go, and the
     # better text is kept.

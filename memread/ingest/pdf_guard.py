@@ -20,6 +20,7 @@ import io
 import re
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from memread.ingest.expansion import FLOOR_BYTES, is_bomb, max_ratio
@@ -44,18 +45,26 @@ class Bomb(Exception):
 _STREAM_KEYWORD = re.compile(rb"(?<!end)stream(?:\r\n|\n|\r)")
 _OBJECT_HEADER = re.compile(rb"(\d+)\s+\d+\s+obj")
 _DIRECT_LENGTH = re.compile(rb"/Length\s+(\d+)(?![\d.]|\s+\d+\s+R)")
+_ONLY_FLATE = re.compile(rb"/Filter\s*(?:/FlateDecode|\[\s*/FlateDecode\s*\])")
 _BLOCK = 4 << 20
 _DICTIONARY_REACH = 4096  # how far back from "stream" its dictionary is looked for
 
 
-def scan_file(stream: IO[bytes]) -> list[int]:
-    """Object numbers (0 when unknown) of the deflated, non-image streams in ``stream`` that expand past the
-    limit; ``[]`` when the limit is off (``MEMREAD_MAX_EXPANSION=0``). The stream's position is left anywhere."""
+@dataclass
+class Scan:
+    """What :func:`scan_file` found: the object numbers (0 when unknown) of streams past the limit, and how many
+    streams claim to be deflated but do not inflate (damage: a page drawing from one may come out empty)."""
+
+    bombs: list[int] = field(default_factory=list)
+    damaged: int = 0
+
+
+def scan_file(stream: IO[bytes]) -> Scan:
+    """Inflate the deflated, non-image streams of ``stream`` (no bomb is looked for when the limit is off:
+    ``MEMREAD_MAX_EXPANSION=0``). The stream's position is left anywhere."""
     ratio = max_ratio()
-    if not ratio:
-        return []
+    scan = Scan()
     size = stream.seek(0, io.SEEK_END)
-    bombs = []
     start = 0
     while start < size:
         stream.seek(start)
@@ -63,19 +72,21 @@ def scan_file(stream: IO[bytes]) -> list[int]:
         for found in _STREAM_KEYWORD.finditer(block):
             if found.start() >= _BLOCK:
                 break
-            data_start = start + found.end()
             head = block[found.end(): found.end() + 2]
-            if len(head) < 2 or not _zlib_header(head):
-                continue
+            deflated = len(head) == 2 and _zlib_header(head)
             dictionary = _dictionary_before(stream, block, start, found.start())
-            if b"/Image" in dictionary or _too_small(dictionary, block, found.end()):
+            if not deflated:
+                scan.damaged += _ONLY_FLATE.search(dictionary) is not None
                 continue
-            expanded, packed = _inflate_from(stream, block, start, data_start, ratio)
+            if not ratio or b"/Image" in dictionary or _too_small(dictionary, block, found.end()):
+                continue
+            expanded, packed, intact = _inflate_from(stream, block, start, start + found.end(), ratio)
+            scan.damaged += not intact
             if is_bomb(expanded, packed, ratio):
                 header = _OBJECT_HEADER.match(dictionary)
-                bombs.append(int(header.group(1)) if header else 0)
+                scan.bombs.append(int(header.group(1)) if header else 0)
         start += _BLOCK
-    return bombs
+    return scan
 
 
 def _too_small(dictionary: bytes, block: bytes, data: int) -> bool:
@@ -112,9 +123,12 @@ def _dictionary_before(stream: IO[bytes], block: bytes, block_start: int, keywor
     return window[number.start() if number else header:]
 
 
-def _inflate_from(stream: IO[bytes], block: bytes, block_start: int, offset: int, ratio: float) -> tuple[int, int]:
+def _inflate_from(
+    stream: IO[bytes], block: bytes, block_start: int, offset: int, ratio: float
+) -> tuple[int, int, bool]:
     """Inflate the deflate stream at file ``offset`` to its end (or until it passes the limit), keeping nothing:
-    (bytes out, bytes in). Input is fed in small pieces: zlib copies what it does not use."""
+    (bytes out, bytes in, whether it inflated without error). Input is fed in small pieces: zlib copies what it
+    does not use."""
     inflater = zlib.decompressobj()
     expanded = packed = 0
     view = memoryview(block)
@@ -140,8 +154,8 @@ def _inflate_from(stream: IO[bytes], block: bytes, block_start: int, offset: int
             if inflater.eof or is_bomb(expanded, packed, ratio):
                 break
     except zlib.error:
-        pass
-    return expanded, packed
+        return expanded, packed, False
+    return expanded, packed, True
 
 
 class StreamGuard:
