@@ -7,8 +7,9 @@ Two libraries, each for what it does best (measured by ``benchmarks/bench_pdf.py
   printed page labels and whether the cross-reference table was sound. Its words agree with poppler's
   ``pdftotext`` where pypdf glued TeX's words together, and it reads about ten times as many pages a second.
 * **pypdf** (:mod:`~memread.ingest.pdf_pypdf`) is opened only when needed: for a file PDFium refuses (damaged:
-  pypdf reads it all, as memread always did), for a second reading of a page PDFium returns empty (and blank) or
-  glued (the better text is kept), and for its page tree where the bomb guard must look inside each page.
+  pypdf reads it all, as memread always did), for a second reading of a page PDFium returns glued, or empty in a
+  file with broken streams (the better text is kept), and for its page tree where the bomb guard must look
+  inside each page.
 
 Before PDFium inflates anything, :mod:`~memread.ingest.pdf_guard` scans the file for decompression bombs.
 Pages are read one at a time as the document is iterated. Whichever library read a page, its text is checked:
