@@ -1,7 +1,7 @@
 """PDF text against a reference extractor: word agreement with poppler's pdftotext, glued words, pages per second,
 for memread before and after a change, on real PDFs from Debian's documentation packages.
 
-    apt-get install poppler-utils              # pdftotext, the reference (the benchmark says so if it is missing)
+    apt-get update && apt-get install poppler-utils   # pdftotext, the reference; apt-get download needs the lists
     python benchmarks/bench_pdf.py --before a70f6c4 --out benchmarks/results/pdf
 
 The corpus (:data:`CORPUS`: TeX and Texinfo manuals, DocBook through dblatex, groff through Ghostscript, Apache
