@@ -53,6 +53,22 @@ def build_pdf(
     return path
 
 
+def scanned_with_ocr_pdf(path: Path, text: str) -> Path:
+    """One scanned page (an image) with ``text`` laid over it invisibly (render mode 3), as OCR software does."""
+    from fpdf import FPDF
+    from fpdf.enums import TextMode
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.image(_picture(), x=20, y=20, w=120)
+    pdf.text_mode = TextMode.INVISIBLE
+    pdf.set_xy(20, 30)
+    pdf.multi_cell(120, 6, text)
+    pdf.output(str(path))
+    return path
+
+
 def _picture() -> io.BytesIO:
     """A small PNG (what a scanner would produce, minus the words)."""
     from PIL import Image
@@ -214,6 +230,101 @@ def raw_pdf(path: Path, pages: Sequence[tuple[str, str]]) -> Path:
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     path.write_bytes(bytes(out))
     return path
+
+
+def typeset_pdf(path: Path, pages: Sequence[Sequence[str]], *, word_gap: int = 333) -> Path:
+    """A PDF set the way TeX (xdvipdfmx) sets text: a subset CID font (Identity-H), each line one TJ array whose
+    words are apart by ``word_gap`` thousandths of an em of kerning, never by a space character; a word split by
+    a hyphen at a line's end stays split in the text layer. An extractor must see the gaps to find the words
+    (pypdf loses them in Debian's policy manual, where the font's space glyph is wider than TeX's shrunk gaps;
+    this small font does not reproduce that). ``word_gap=0`` sets the words touching: a text layer that truly
+    has no spaces. ``pages`` are lists of lines (ASCII)."""
+    letters = sorted({c for page in pages for line in page for c in line if c != " "})
+    cid = {c: index + 4 for index, c in enumerate(letters)}
+    cid[" "] = 3  # in the font, never shown: where pypdf takes the space's width from
+    to_unicode = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /TeXLike def\n"
+                  b"1 begincodespacerange <0000> <FFFF> endcodespacerange\n"
+                  + b"%d beginbfchar\n" % len(cid)
+                  + b"".join(b"<%04X> <%04X>\n" % (code, ord(c)) for c, code in sorted(cid.items(), key=lambda i: i[1]))
+                  + b"endbfchar\nendcmap CMapName currentdict /CMap defineresource pop end end")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"",  # the page tree, filled in last
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /TeXLike-Identity-H /Encoding /Identity-H "
+        b"/DescendantFonts [4 0 R] /ToUnicode 6 0 R >>",
+        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /TeXLike /CIDSystemInfo << /Registry (Adobe) "
+        b"/Ordering (Identity) /Supplement 0 >> /FontDescriptor 5 0 R /DW 1000 /CIDToGIDMap /Identity "
+        b"/W [3 [" + b" ".join(b"500" for _ in cid) + b"]] >>",
+        b"<< /Type /FontDescriptor /FontName /TeXLike /Flags 32 /FontBBox [0 -200 1000 800] /ItalicAngle 0 "
+        b"/Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(to_unicode), to_unicode),
+    ]
+    kids = []
+    for page in pages:
+        lines = []
+        for number, line in enumerate(page):
+            words = [b"<" + b"".join(b"%04X" % cid[c] for c in word) + b">" for word in line.split()]
+            lines.append(b"BT /F1 10 Tf 72 %d Td [%s] TJ ET" % (720 - 14 * number,
+                                                              (b"-%d" % word_gap if word_gap else b"").join(words)))
+        content = b"\n".join(lines)
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> "
+                       b">> /Contents %d 0 R >>" % len(objects))
+        kids.append(len(objects))
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+    path.write_bytes(_pdf_file(objects))
+    return path
+
+
+def letterspaced_pdf(path: Path) -> Path:
+    """One line set the way groff and Ghostscript set a man page: some word gaps are character spacing (Tc) inside
+    a two-letter string, "A s" shown as ``2.7 Tc (As) Tj``. PDFium reads "Ashell" there; poppler "A shell"."""
+    line = (b"BT /F1 10 Tf 72 700 Td 2.7 Tc (As) Tj 0 Tc 14.7 0 Td (hell function is called lik) Tj "
+            b"2.7 Tc 162 0 Td (eas) Tj 0 Tc 23.4 0 Td (imple command.) Tj ET")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [5 0 R] /Count 1 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(line), line),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+        b"/Contents 4 0 R >>",
+    ]
+    path.write_bytes(_pdf_file(objects))
+    return path
+
+
+def spaceless_cff_pdf(path: Path, line: str, *, lines: int = 4) -> Path:
+    """One page whose text layer has no spaces (``line`` shown ``lines`` times), in a Type 1 font embedded as CFF
+    (FontFile3, here a stub): reading that font's encoding is what pypdf needs fontTools for."""
+    content = b"BT /F1 10 Tf 72 700 Td " + b" ".join(b"(%s) Tj 0 -14 Td" % line.encode("ascii")
+                                                    for _ in range(lines)) + b" ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [6 0 R] /Count 1 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /FontDescriptor 4 0 R >>",
+        b"<< /Type /FontDescriptor /FontName /Helvetica /Flags 32 /FontBBox [0 -200 1000 800] /ItalicAngle 0 "
+        b"/Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 /FontFile3 7 0 R >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
+        b"/Contents 5 0 R >>",
+        b"<< /Length 4 /Subtype /Type1C >>\nstream\nstub\nendstream",
+    ]
+    path.write_bytes(_pdf_file(objects))
+    return path
+
+
+def _pdf_file(objects: Sequence[bytes]) -> bytes:
+    """A PDF file of ``objects`` (numbered from 1; the first is the catalog), with its xref table."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
 
 
 def gzip_bomb(path: Path, expanded_mib: int, *, filler: bytes = b"\n", prefix: bytes = b"") -> Path:
