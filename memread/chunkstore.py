@@ -75,6 +75,14 @@ class ChunkStore:
         rows = self._db.execute("SELECT rowid, bm25(words) FROM words WHERE words MATCH ?", (match,))
         return {int(row[0]): -float(row[1]) for row in rows}
 
+    def frequency(self, word: str) -> int:
+        """How many chunks hold ``word`` (as the index stems it)."""
+        terms = query_terms(word)
+        if not terms:
+            return 0
+        row = self._db.execute("SELECT count(*) FROM words WHERE words MATCH ?", (f'"{terms[0]}"',)).fetchone()
+        return int(row[0])
+
     def close(self) -> None:
         self._db.close()
 

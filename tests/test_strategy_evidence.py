@@ -98,10 +98,10 @@ def test_the_best_matching_chunk_is_read_first_and_the_evidence_leads_to_the_sec
     career = next(c.index for c in all_chunks if "Protocol" in c.text)
     assert order[0] == film  # the question names the film and Corliss Archer
     assert order[1] == career  # "Shirley Temple", named by the evidence, leads to the career
-    assert len(order) == 4 and len(all_chunks) > 4  # two chunks without new evidence, then it stops
+    assert len(order) == 3 and len(all_chunks) > 4  # one more, then no unread chunk matches well enough
     assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]
     exited = [e for e in events if isinstance(e, LaneExited)]
-    assert exited and "2 chunks in a row added none" in exited[0].reason
+    assert exited and "no unread chunk matches the question or what the evidence names" in exited[0].reason
     started = [e for e in events if isinstance(e, StepStarted)]
     assert "best match" in started[0].reason
 
@@ -135,7 +135,7 @@ def test_without_the_exit_gate_every_chunk_is_read_and_max_read_bounds_it() -> N
     everything, _, _ = run(Settings(**{**SETTINGS.to_dict(), "options": {"exit_gate": False}}))
     read = [e.chunk.index for e in everything if isinstance(e, StepStarted)]
     assert sorted(set(read)) == [c.index for c in chunks(document())]
-    some, _, _ = run(Settings(**{**SETTINGS.to_dict(), "options": {"max_read": 0.2, "patience": 9}}))
+    some, _, _ = run(Settings(**{**SETTINGS.to_dict(), "options": {"max_read": 0.2, "patience": 9, "cutoff": 0}}))
     assert sum(isinstance(e, StepStarted) for e in some) == -(-len(chunks(document())) * 2 // 10)
 
 
@@ -286,3 +286,10 @@ def test_a_pick_that_shares_no_word_with_the_question_or_the_evidence_is_set_asi
     steps = [e for e in events if isinstance(e, StepFinished)]
     assert all("Gulls" not in s.memory for s in steps) and "Corliss Archer" in steps[-1].memory
     assert any(s.decisions["set_aside"] for s in steps) and "set aside" in " ".join(s.summary for s in steps)
+
+
+def test_without_the_cutoff_it_stops_after_patience_chunks_without_new_evidence() -> None:
+    events, results, _ = run(Settings(**{**SETTINGS.to_dict(), "options": {"cutoff": 0.0, "patience": 2}}))
+    assert sum(isinstance(e, StepStarted) for e in events) == 4
+    assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 2 chunks in a row added none"]
+    assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]

@@ -71,6 +71,10 @@ class EvidenceOptions:
                 "max_read; off reads everything (for 'list all X' questions)"})
     patience: int = field(default=2, metadata={
         "min": 1, "help": "chunks in a row without new evidence after which a question with evidence stops"})
+    cutoff: float = field(default=0.25, metadata={
+        "min": 0.0, "max": 1.0,
+        "help": "a question with evidence also stops when no unread chunk matches it, or the names its evidence "
+                "brought up, this share as well as the document's best chunk does (BM25)"})
     max_read: float = field(default=1.0, metadata={
         "min": 0.0, "max": 1.0, "help": "the share of the chunks a question reads at most (0.3: 30 %)"})
     picks: int = field(default=5, metadata={"min": 1, "help": "sentences the model may pick in one passage"})
@@ -153,6 +157,7 @@ class EvidenceStrategy(Strategy):
         super().__init__(*args, **kwargs)
         self._store: ChunkStore | None = None
         self._question_scores: dict[str, dict[int, float]] = {}
+        self._common_words: dict[str, set[str]] = {}
         self._questions: dict[int, str] = {}
 
     # --- the document ---------------------------------------------------------------------------------
@@ -163,6 +168,7 @@ class EvidenceStrategy(Strategy):
         self._store = ChunkStore()
         self._store.add_all(chunks)
         self._question_scores.clear()
+        self._common_words.clear()
 
     @property
     def store(self) -> ChunkStore:
@@ -233,6 +239,34 @@ class EvidenceStrategy(Strategy):
         words = set(re.findall(r"\w+", text.lower()))
         return any(name in words for name in names)
 
+    def _common(self, question: str) -> set[str]:
+        """The question's words that more than half of the chunks hold ("located", "film"): a pick sharing only
+        those with the question is not tied to it."""
+        if question not in self._common_words:
+            total = len(self.store)
+            self._common_words[question] = _stems(
+                word for word in query_terms(question) if total >= 4 and self.store.frequency(word) * 2 > total)
+        return self._common_words[question]
+
+    def _worth_reading_on(self, question: str, state: State) -> bool:
+        """Whether some chunk still to read matches the question at least ``cutoff`` as well as the document's best
+        chunk does, or the names the evidence brought up ``cutoff`` as well as the best chunk the evidence did not
+        come from (BM25): past that, reading finds only chunks that share common words with them."""
+        if question not in self._question_scores:
+            self._question_scores[question] = self.store.scores(question)
+        asked = self._question_scores[question]
+        evidence = state.get("evidence", [])
+        names = self.store.scores(" ".join(evidence_names(evidence, question)))
+        # The chunks the evidence came from hold its names by definition: the yardstick is the best of the others.
+        sources = {int(entry["chunk"]) for entry in evidence}
+        top_asked = max(asked.values(), default=0.0)
+        top_names = max((score for chunk, score in names.items() if chunk not in sources), default=0.0)
+        for chunk, _ in self._ranking(question, state):
+            if (top_asked > 0 and asked.get(chunk, 0.0) >= self.options.cutoff * top_asked) or \
+                    (top_names > 0 and names.get(chunk, 0.0) >= self.options.cutoff * top_names):
+                return True
+        return False
+
     def _budget_spent(self, state: State) -> bool:
         return len(state.get("read", [])) >= max(1, math.ceil(self.options.max_read * len(self.store)))
 
@@ -259,7 +293,7 @@ class EvidenceStrategy(Strategy):
         evidence = [dict(entry) for entry in state.get("evidence", [])]
         covered = [(int(e["start"]), int(e["end"])) for e in evidence if e["chunk"] == chunk.index]
         read = [*state.get("read", []), chunk.index]
-        wanted = _stems(query_terms(question)) | _stems(evidence_names(evidence, question))
+        wanted = (_stems(query_terms(question)) - self._common(question)) | _stems(evidence_names(evidence, question))
         added, set_aside = [], []
         for rank, number in enumerate(picks):
             position = _sentence_at(found, number - 1)  # a title or heading picked: the sentence under it
@@ -300,6 +334,9 @@ class EvidenceStrategy(Strategy):
         if self.options.exit_gate:
             if evidence and barren >= self.options.patience:
                 exit_reason = f"evidence found; {barren} chunks in a row added none"
+            elif evidence and not self._worth_reading_on(question, new_state):
+                exit_reason = (f"evidence found; no unread chunk matches the question or what the evidence names "
+                               f"{self.options.cutoff:g} as well as the best chunk does")
             elif self._budget_spent(new_state) and len(read) < len(self.store):
                 exit_reason = f"read {len(read)} of {len(self.store)} chunks (max_read {self.options.max_read:g})"
         places = "; ".join(dict.fromkeys(_short_place(str(e["where"])) for e in added))
