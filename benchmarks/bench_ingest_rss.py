@@ -90,7 +90,7 @@ def consume(chunk: bool, spool: bool = False) -> None:
         store.add_all(Chunker(default_tokenizer(), 1500).chunks(segments))
         count, tokens = len(store), store.tokens
         characters = document.stats.characters
-        scored = len(store.scores("disk error worker"))
+        scored = len(store.top("disk error worker", 200))
         visible = len(os.listdir(tempfile.gettempdir()))
         store.close()
     elif chunk:
@@ -118,7 +118,7 @@ def consume(chunk: bool, spool: bool = False) -> None:
         result["tokens"] = tokens
         result["tokens_per_second"] = round(tokens / seconds)
     if spool:
-        result["chunks_matching_a_query"] = scored
+        result["best_matches_of_a_query"] = scored
         result["files_in_tmpdir_while_open"] = visible
     print(json.dumps(result))
 

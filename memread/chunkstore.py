@@ -20,6 +20,7 @@ from memread.recall import query_terms
 
 # Pages SQLite keeps in memory for this store (negative: KiB): the rest of a large document stays on disk.
 _CACHE_KIB = 8 * 1024
+_BATCH = 256  # chunks per transaction
 
 
 class ChunkStore:
@@ -44,16 +45,19 @@ class ChunkStore:
         return self._tokens
 
     def add_all(self, chunks: Iterable[Chunk]) -> None:
-        """Take every chunk of ``chunks`` (in one transaction: a long document is stored at disk speed)."""
-        with self._db:
-            for chunk in chunks:
-                self._db.execute("INSERT INTO chunks (id, tokens, text, spans, marks) VALUES (?, ?, ?, ?, ?)",
-                                 (chunk.index, chunk.tokens, chunk.text,
-                                  json.dumps([span.to_dict() for span in chunk.spans]),
-                                  json.dumps([_mark_record(mark) for mark in chunk.marks])))
-                self._db.execute("INSERT INTO words (rowid, text) VALUES (?, ?)", (chunk.index, chunk.text))
-                self._count += 1
-                self._tokens += chunk.tokens
+        """Take every chunk of ``chunks``, committed every :data:`_BATCH` chunks: fast, and the full-text index's
+        pending terms never pile up in memory."""
+        for chunk in chunks:
+            self._db.execute("INSERT INTO chunks (id, tokens, text, spans, marks) VALUES (?, ?, ?, ?, ?)",
+                             (chunk.index, chunk.tokens, chunk.text,
+                              json.dumps([span.to_dict() for span in chunk.spans]),
+                              json.dumps([_mark_record(mark) for mark in chunk.marks])))
+            self._db.execute("INSERT INTO words (rowid, text) VALUES (?, ?)", (chunk.index, chunk.text))
+            self._count += 1
+            self._tokens += chunk.tokens
+            if self._count % _BATCH == 0:
+                self._db.commit()
+        self._db.commit()
 
     def get(self, index: int) -> Chunk:
         row = self._db.execute("SELECT tokens, text, spans, marks FROM chunks WHERE id = ?", (index,)).fetchone()
@@ -63,17 +67,23 @@ class ChunkStore:
         marks = tuple(_mark_from(record) for record in json.loads(row[3]))
         return Chunk(index, row[1], int(row[0]), spans, marks)
 
-    def indexes(self) -> list[int]:
-        return [int(row[0]) for row in self._db.execute("SELECT id FROM chunks ORDER BY id")]
-
-    def scores(self, query: str) -> dict[int, float]:
-        """BM25 of every chunk that shares a searchable word with ``query`` (higher is better)."""
+    def top(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` chunks that best match ``query`` by BM25, best first (the earliest among equals); []
+        when no chunk shares a searchable word with it."""
         terms = query_terms(query)
         if not terms or not self._count:
-            return {}
+            return []
         match = " OR ".join(f'"{term}"' for term in terms)
-        rows = self._db.execute("SELECT rowid, bm25(words) FROM words WHERE words MATCH ?", (match,))
-        return {int(row[0]): -float(row[1]) for row in rows}
+        rows = self._db.execute("SELECT rowid, bm25(words) AS rank FROM words WHERE words MATCH ? "
+                                "ORDER BY rank ASC, rowid ASC LIMIT ?", (match, limit))
+        return [(int(row[0]), -float(row[1])) for row in rows]
+
+    def first_not_in(self, skip: set[int]) -> int | None:
+        """The first chunk, in document order, whose index is not in ``skip``."""
+        for (index,) in self._db.execute("SELECT id FROM chunks ORDER BY id"):
+            if index not in skip:
+                return int(index)
+        return None
 
     def frequency(self, word: str) -> int:
         """How many chunks hold ``word`` (as the index stems it)."""

@@ -54,6 +54,7 @@ FINAL_INSTRUCTION = (
 )
 NO_EVIDENCE = ""
 
+CANDIDATES = 200  # best matches of the question, and of the evidence's names, ranked at each step
 MAX_UNITS = 150  # numbered sentences per passage at most (shorter neighbours are joined): bounds the numbering
 NUMBER_TOKENS = 4  # "[123] " and the line break: what numbering adds per sentence, at most
 REPLY_TOKENS = 48  # "3, 7, 12" needs a few tokens; room for a model that says a little more
@@ -156,7 +157,7 @@ class EvidenceStrategy(Strategy):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._store: ChunkStore | None = None
-        self._question_scores: dict[str, dict[int, float]] = {}
+        self._question_scores: dict[str, tuple[int, list[tuple[int, float]]]] = {}  # question -> (limit, top)
         self._common_words: dict[str, set[str]] = {}
         self._questions: dict[int, str] = {}
 
@@ -182,7 +183,7 @@ class EvidenceStrategy(Strategy):
             ranked = self._ranking(questions[lane], state)
             if ranked:
                 chunk, score = ranked[0]
-                proposals.setdefault(chunk, []).append((lane, score, len(ranked)))
+                proposals.setdefault(chunk, []).append((lane, score, len(self.store) - len(set(state.get("read", [])))))
         if not proposals:
             return None
         chosen = min(proposals, key=lambda c: (-len(proposals[c]), -max(s for _, s, _ in proposals[c]), c))
@@ -200,26 +201,38 @@ class EvidenceStrategy(Strategy):
         return ReadChoice(self.store.get(chosen), tuple(readers), reason)
 
     def _ranking(self, question: str, state: State) -> list[tuple[int, float]]:
-        """The lane's unread chunks, best first: BM25 of the question plus that of the names the evidence
-        brought up; ties and unmatched chunks in document order."""
+        """The lane's best chunks to read next, best first: BM25 of the question plus that of the names the
+        evidence brought up, over the best :data:`CANDIDATES` matches of each (so a 2 GB log costs no more memory
+        than a report); with no unread match, the next unread chunk in document order."""
         read: list[int] = list(state.get("read", []))
-        unread = [i for i in self.store.indexes() if i not in read]
         if self.options.exit_gate and self._budget_spent(state):
             return []
+        done = set(read)
         if self.options.order == "document":
-            return [(i, 0.0) for i in unread]
+            following = self.store.first_not_in(done)
+            return [] if following is None else [(following, 0.0)]
         evidence = state.get("evidence", [])
-        named = evidence_names(evidence, question)
-        again = [i for i in sorted(set(read)) if self._worth_rereading(i, read, evidence, question)]
-        if not unread and not again:
-            return []
-        if question not in self._question_scores:
-            self._question_scores[question] = self.store.scores(question)
-        asked = self._question_scores[question]
-        names = self.store.scores(" ".join(named))
+        asked = dict(self._question_top(question, len(done)))
+        names = dict(self.store.top(" ".join(evidence_names(evidence, question)), CANDIDATES + len(done)))
+        scored = [(chunk, asked.get(chunk, 0.0) + names.get(chunk, 0.0))
+                  for chunk in {*asked, *names} if chunk not in done]
         # A chunk read again competes on what the evidence names only: the question has had its turn there.
-        scored = [(i, asked.get(i, 0.0) + names.get(i, 0.0)) for i in unread] + [(i, names.get(i, 0.0)) for i in again]
+        scored += [(chunk, names.get(chunk, 0.0)) for chunk in sorted(done)
+                   if self._worth_rereading(chunk, read, evidence, question)]
+        if not scored:
+            following = self.store.first_not_in(done)
+            return [] if following is None else [(following, 0.0)]
         return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+    def _question_top(self, question: str, skip: int) -> list[tuple[int, float]]:
+        """The chunks that best match the question alone, enough that ``skip`` read ones leave
+        :data:`CANDIDATES` (the index is asked again only when a cut-off list runs short)."""
+        limit, cached = self._question_scores.get(question, (0, []))
+        if limit == 0 or (len(cached) == limit and limit < CANDIDATES + skip):
+            limit = 2 * (CANDIDATES + skip)
+            cached = self.store.top(question, limit)
+            self._question_scores[question] = (limit, cached)
+        return cached
 
     def _worth_rereading(self, index: int, read: list[int], evidence: list[dict[str, Any]], question: str) -> bool:
         """A chunk read once is read again when the sentences kept since (its own included) name something the
@@ -252,11 +265,9 @@ class EvidenceStrategy(Strategy):
         """Whether some chunk still to read matches the question at least ``cutoff`` as well as the document's best
         chunk does, or the names the evidence brought up ``cutoff`` as well as the best chunk the evidence did not
         come from (BM25): past that, reading finds only chunks that share common words with them."""
-        if question not in self._question_scores:
-            self._question_scores[question] = self.store.scores(question)
-        asked = self._question_scores[question]
         evidence = state.get("evidence", [])
-        names = self.store.scores(" ".join(evidence_names(evidence, question)))
+        asked = dict(self._question_top(question, 0))
+        names = dict(self.store.top(" ".join(evidence_names(evidence, question)), CANDIDATES))
         # The chunks the evidence came from hold its names by definition: the yardstick is the best of the others.
         sources = {int(entry["chunk"]) for entry in evidence}
         top_asked = max(asked.values(), default=0.0)
