@@ -85,14 +85,6 @@ class ChunkStore:
                 return int(index)
         return None
 
-    def frequency(self, word: str) -> int:
-        """How many chunks hold ``word`` (as the index stems it)."""
-        terms = query_terms(word)
-        if not terms:
-            return 0
-        row = self._db.execute("SELECT count(*) FROM words WHERE words MATCH ?", (f'"{terms[0]}"',)).fetchone()
-        return int(row[0])
-
     def close(self) -> None:
         self._db.close()
 

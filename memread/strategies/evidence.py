@@ -158,7 +158,6 @@ class EvidenceStrategy(Strategy):
         super().__init__(*args, **kwargs)
         self._store: ChunkStore | None = None
         self._question_scores: dict[str, tuple[int, list[tuple[int, float]]]] = {}  # question -> (limit, top)
-        self._common_words: dict[str, set[str]] = {}
         self._questions: dict[int, str] = {}
 
     # --- the document ---------------------------------------------------------------------------------
@@ -169,7 +168,6 @@ class EvidenceStrategy(Strategy):
         self._store = ChunkStore()
         self._store.add_all(chunks)
         self._question_scores.clear()
-        self._common_words.clear()
 
     @property
     def store(self) -> ChunkStore:
@@ -252,15 +250,6 @@ class EvidenceStrategy(Strategy):
         words = set(re.findall(r"\w+", text.lower()))
         return any(name in words for name in names)
 
-    def _common(self, question: str) -> set[str]:
-        """The question's words that more than half of the chunks hold ("located", "film"): a pick sharing only
-        those with the question is not tied to it."""
-        if question not in self._common_words:
-            total = len(self.store)
-            self._common_words[question] = _stems(
-                word for word in query_terms(question) if total >= 4 and self.store.frequency(word) * 2 > total)
-        return self._common_words[question]
-
     def _worth_reading_on(self, question: str, state: State) -> bool:
         """Whether some chunk still to read matches the question at least ``cutoff`` as well as the document's best
         chunk does, or the names the evidence brought up ``cutoff`` as well as the best chunk the evidence did not
@@ -304,7 +293,7 @@ class EvidenceStrategy(Strategy):
         evidence = [dict(entry) for entry in state.get("evidence", [])]
         covered = [(int(e["start"]), int(e["end"])) for e in evidence if e["chunk"] == chunk.index]
         read = [*state.get("read", []), chunk.index]
-        wanted = (_stems(query_terms(question)) - self._common(question)) | _stems(evidence_names(evidence, question))
+        wanted = _stems(query_terms(question)) | _stems(evidence_names(evidence, question))
         added, set_aside = [], []
         for rank, number in enumerate(picks):
             position = _sentence_at(found, number - 1)  # a title or heading picked: the sentence under it
