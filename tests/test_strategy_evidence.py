@@ -12,7 +12,7 @@ from memread.backends.base import ChatRequest
 from memread.backends.fake import FakeBackend
 from memread.chunk import Chunker
 from memread.document import Chunk, Provenance, Segment
-from memread.events import Event, LaneExited, RunFinished, StepFinished, StepStarted
+from memread.events import Event, LaneExited, RunFinished, StepFinished, StepStarted, Warned
 from memread.loop import Loop
 from memread.settings import Settings
 from memread.strategies.evidence import evidence_names, parse_picks, units
@@ -293,3 +293,16 @@ def test_without_the_cutoff_it_stops_after_patience_chunks_without_new_evidence(
     assert sum(isinstance(e, StepStarted) for e in events) == 4
     assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 2 chunks in a row added none"]
     assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]
+
+
+def test_when_the_model_picks_nothing_the_answer_comes_from_the_best_matching_passages_read() -> None:
+    def silent(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        return reader(request) if "<evidence>" in prompt else "none"
+
+    events, results, _ = run(SETTINGS, backend=FakeBackend(silent, tokenizer=CharTokenizer()))
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    assert all(not s.state["evidence"] for s in steps)
+    memory = results[0].memory  # type: ignore[attr-defined]
+    assert memory.startswith("(no sentence was picked yet") and "Corliss Archer" in memory
+    assert not [e for e in events if isinstance(e, Warned) and "nothing from the document" in e.message]

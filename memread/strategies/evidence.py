@@ -37,7 +37,7 @@ from memread import prompts
 from memread.backends.base import Completion
 from memread.chunkstore import ChunkStore
 from memread.document import Chunk
-from memread.recall import query_terms
+from memread.recall import TextIndex, query_terms
 from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
 
 # Measured on Qwen2.5-Coder-1.5B (benchmarks/results/evidence-prompts.md): asked to reply "none" when nothing
@@ -53,6 +53,8 @@ FINAL_INSTRUCTION = (
     "Please answer the problem based on the evidence and put the answer in \\boxed{}."
 )
 NO_EVIDENCE = ""
+BEST_MATCHES = "(no sentence was picked yet; the passages read so far that best match the question:)\n"
+FALLBACK_PASSAGES = 4
 
 CANDIDATES = 200  # best matches of the question, and of the evidence's names, ranked at each step
 MAX_UNITS = 150  # numbered sentences per passage at most (shorter neighbours are joined): bounds the numbering
@@ -297,39 +299,27 @@ class EvidenceStrategy(Strategy):
         added, set_aside = [], []
         for rank, number in enumerate(picks):
             position = _sentence_at(found, number - 1)  # a title or heading picked: the sentence under it
-            if position is None or any(a <= found[position].start < b for a, b in covered):
+            if position is None or _covered(found[position], covered):
                 continue
-            head = _heading(found, position)
-            first = position  # the sentence before it on its line says what its "she" or "it" is
-            if (first > 0 and found[first - 1].line == found[position].line and not found[first - 1].heading
-                    and not any(a <= found[first - 1].start < b for a, b in covered)):
-                first -= 1
-            said = " ".join(unit.text for unit in found[first:position + 1])
-            if not wanted & _stems(query_terms(f"{head} {said}")):
+            entry = self._passage(chunk, found, position, covered, read=len(read), rank=rank + 1)
+            if not wanted & _stems(query_terms(f"{entry['head']} {entry['text']}")):
                 # Shares no word with the question or the names the evidence brought up: small models pick
                 # such sentences when they find nothing better. Recorded, not kept.
                 set_aside.append(number)
                 continue
-            last = position  # the sentences after it on its line, which continue what it says
-            while (last + 1 < len(found) and last - position < self.options.context
-                   and found[last + 1].line == found[position].line and not found[last + 1].heading
-                   and not any(a <= found[last + 1].start < b for a, b in covered)):
-                last += 1
-            start, end = found[first].start, found[last].end
-            covered.append((start, end))
-            spans = chunk.locate(start, end)
-            entry = {"chunk": chunk.index, "start": start, "end": end, "text": chunk.text[start:end], "head": head,
-                     "where": "; ".join(span.describe() for span in spans),
-                     "spans": [span.to_dict() for span in spans], "read": len(read), "rank": rank + 1}
+            covered.append((entry["start"], entry["end"]))
             evidence.append(entry)
             added.append(entry)
         evidence, dropped = self._bounded(evidence, question)
         barren = 0 if added else int(state.get("barren", 0)) + 1
         before = self.memory(state)
         new_state = {**state, "evidence": evidence, "read": read, "barren": barren}
-        new_state["memory"] = self._render(evidence)
+        # Until the model has picked anything, the memory is the passages of the chunks read so far that best
+        # match the question (said so in it): an answer from the text, not from what the model already knows.
+        shown = evidence or self._bounded(self._best_matches(question, read), question)[0]
+        new_state["memory"] = self._render(shown) if evidence or not shown else BEST_MATCHES + self._render(shown)
         new_state["sources"] = [{"where": e["where"], "spans": e["spans"], "excerpt": e["text"][:200], "chunk": e["chunk"]}
-                                for e in sorted(evidence, key=_document_order)]
+                                for e in sorted(shown, key=_document_order)]
         exit_reason = ""
         if self.options.exit_gate:
             if evidence and barren >= self.options.patience:
@@ -385,7 +375,52 @@ class EvidenceStrategy(Strategy):
         return str(state.get("memory")) if state.get("evidence") else NO_EVIDENCE
 
     def _final_evidence(self, state: State) -> str:
-        return str(state.get("memory")) if state.get("evidence") else "(no sentence of the document was found to help)"
+        memory = str(state.get("memory", prompts.NO_MEMORY))
+        return memory if memory != prompts.NO_MEMORY else "(no sentence of the document was found to help)"
+
+    def _passage(self, chunk: Chunk, found: Sequence[Unit], position: int, covered: list[tuple[int, int]], *,
+                 read: int, rank: int) -> dict[str, Any]:
+        """The entry for the sentence at ``position``: with the sentence before it on its line (what its "she"
+        or "it" is) and up to ``context`` after it, none already kept, and the title line above it."""
+        first = position
+        if first > 0 and found[first - 1].line == found[position].line and not found[first - 1].heading \
+                and not _covered(found[first - 1], covered):
+            first -= 1
+        last = position
+        while (last + 1 < len(found) and last - position < self.options.context
+               and found[last + 1].line == found[position].line and not found[last + 1].heading
+               and not _covered(found[last + 1], covered)):
+            last += 1
+        start, end = found[first].start, found[last].end
+        spans = chunk.locate(start, end)
+        return {"chunk": chunk.index, "start": start, "end": end, "text": chunk.text[start:end],
+                "head": _heading(found, position), "where": "; ".join(span.describe() for span in spans),
+                "spans": [span.to_dict() for span in spans], "read": read, "rank": rank}
+
+    def _best_matches(self, question: str, read: Sequence[int]) -> list[dict[str, Any]]:
+        """The :data:`FALLBACK_PASSAGES` sentences of the chunks read that best match the question (BM25), as
+        passages; [] when none shares a word with it."""
+        index = TextIndex()
+        try:
+            found: dict[int, list[Unit]] = {}
+            for chunk_index in dict.fromkeys(read):
+                found[chunk_index] = units(self.store.get(chunk_index).text)
+                for number, unit in enumerate(found[chunk_index]):
+                    index.add(chunk_index * (MAX_UNITS + 1) + number, unit.text)
+            hits = index.top(question, FALLBACK_PASSAGES)
+        finally:
+            index.close()
+        entries: list[dict[str, Any]] = []
+        covered: dict[int, list[tuple[int, int]]] = {}
+        for rank, hit in enumerate(hits, 1):
+            chunk_index, position = divmod(hit.key, MAX_UNITS + 1)
+            spots = covered.setdefault(chunk_index, [])
+            if _covered(found[chunk_index][position], spots):
+                continue
+            entry = self._passage(self.store.get(chunk_index), found[chunk_index], position, spots, read=0, rank=rank)
+            spots.append((entry["start"], entry["end"]))
+            entries.append(entry)
+        return entries
 
     @staticmethod
     def _render(evidence: Sequence[Mapping[str, Any]]) -> str:
@@ -436,6 +471,10 @@ def _stems(words: Iterable[str]) -> set[str]:
         word = word.lower().removesuffix("'s")
         out.add(word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word)
     return out
+
+
+def _covered(unit: Unit, covered: Sequence[tuple[int, int]]) -> bool:
+    return any(start <= unit.start < end for start, end in covered)
 
 
 def _sentence_at(found: Sequence[Unit], position: int) -> int | None:
