@@ -146,8 +146,8 @@ def test_the_summary_has_a_paired_table_and_json_with_intervals(tmp_path: Path) 
     records = three_methods()
     text = markdown(records, baseline="bm25")
     assert "Paired differences against BM25-RAG" in text
-    assert "| 50 | evidence | BM25-RAG | 10 | 90.0 | 30.0 | +60.0 [" in text and "| 6 | 0 | 0.031 |" in text
-    assert "| evidence | 90.0 [60, 98] (10) |" in text  # Wilson 9/10: 59.6 to 98.2
+    assert "| 50 | evidence (verbatim evidence) | BM25-RAG | 10 | 90.0 | 30.0 | +60.0 [" in text and "| 6 | 0 | 0.031 |" in text
+    assert "| evidence (verbatim evidence) | 90.0 [60, 98] (10) |" in text  # Wilson 9/10: 59.6 to 98.2
     write_report(tmp_path, records, baseline="bm25")
     summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
     evidence = next(c for c in summary["cells"] if c["method"] == "evidence")
@@ -255,7 +255,7 @@ def test_bench_report_compares_folders_against_a_baseline_from_the_command_line(
     status, out, err = run_memread("bench", "--report", "--out", str(first), "--compare", str(later),
                                    "--baseline", "bm25")
     assert status == 0, err
-    assert "Paired differences against BM25-RAG" in out and "| 50 | evidence | BM25-RAG | 10 |" in out
+    assert "Paired differences against BM25-RAG" in out and "| 50 | evidence (verbatim evidence) | BM25-RAG | 10 |" in out
     assert (first / "summary.md").read_text(encoding="utf-8").strip() == out.strip()
     status, out, err = run_memread("bench", "--report", "--out", str(first), "--compare", str(later), "--json")
     assert status == 0, err

@@ -62,11 +62,12 @@ def strategy_origin(name: str) -> str | None:
     return _STRATEGIES.origin(name)
 
 
-def strategy_class(name: str) -> type[Strategy]:
-    """The class registered as ``name``; UsageError for an unknown name or a plugin that cannot load."""
+def strategy_class(name: str, *, flag: str = "--strategy") -> type[Strategy]:
+    """The class registered as ``name``; UsageError (naming ``flag``) for an unknown name or a plugin that
+    cannot load."""
     names = strategy_names()
     if name not in _STRATEGIES:
-        raise UsageError(f"unknown strategy {name!r}", hint=f"choose one of: {', '.join(names)}")
+        raise UsageError(f"{flag}: unknown strategy {name!r}", hint=f"choose one of: {', '.join(names)}")
     origin = _STRATEGIES.origin(name) or "a plugin"
     try:
         cls: object = _STRATEGIES.resolve(name)
