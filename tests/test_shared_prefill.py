@@ -76,6 +76,8 @@ def test_blocks_end_at_paragraphs_once_long_enough_and_never_pass_the_batch_size
     assert block_ends(lines, most=512) == [200, 300]
 
 
+@pytest.mark.model
+@pytest.mark.slow
 def test_the_hazard_is_real_another_split_of_the_same_prompt_gives_other_numbers(
         smollm2_backend: LlamaCppBackend) -> None:
     # Why memread cuts prompts only where the prompt says: llama.cpp evaluating the same tokens in other
@@ -116,6 +118,8 @@ class Decodes:
         return calls
 
 
+@pytest.mark.model
+@pytest.mark.slow
 def test_a_prompt_is_always_evaluated_by_the_same_decode_calls_whatever_the_cache_holds(
         smollm2_path: Path, fresh: list[LlamaCppBackend]) -> None:
     # The invariant behind exact replies, on any model: the KV of a prompt comes from the same llama_decode
@@ -138,6 +142,8 @@ def test_a_prompt_is_always_evaluated_by_the_same_decode_calls_whatever_the_cach
     assert skipped > 0  # (the last prompt shared the instruction with the first ones)
 
 
+@pytest.mark.model
+@pytest.mark.slow
 def test_questions_over_one_chunk_share_its_prefill_and_get_the_replies_they_get_alone(
         smollm2_path: Path, fresh: list[LlamaCppBackend]) -> None:
     chunk = REPORT[:3000]
@@ -158,6 +164,8 @@ def test_questions_over_one_chunk_share_its_prefill_and_get_the_replies_they_get
     assert texts(shared.complete(batch[::-1])) == texts(alone)[::-1]  # any order, any cache history
 
 
+@pytest.mark.model
+@pytest.mark.slow
 def test_consecutive_steps_reuse_the_instruction_and_question_and_reply_as_from_a_cold_start(
         smollm2_path: Path, fresh: list[LlamaCppBackend]) -> None:
     question = QUESTIONS[0]
@@ -173,6 +181,8 @@ def test_consecutive_steps_reuse_the_instruction_and_question_and_reply_as_from_
     assert texts(replies) == texts([cold.complete([step])[0] for step in steps])
 
 
+@pytest.mark.model
+@pytest.mark.slow
 def test_several_questions_read_in_one_run_end_as_each_read_alone_from_a_cold_start(
         smollm2_path: Path, fresh: list[LlamaCppBackend]) -> None:
     text = REPORT[:2700]  # two chunks
@@ -215,6 +225,8 @@ class Seesaw:
         return float(self.looks % 2)
 
 
+@pytest.mark.model
+@pytest.mark.slow
 def test_thread_changes_during_a_reply_reach_llama_cpp_are_told_and_change_no_reply(
         smollm2_path: Path, fresh: list[LlamaCppBackend]) -> None:
     seesaw = Seesaw()

@@ -48,7 +48,8 @@ class Script:
 
 def scripted(cores: int, others: float, **options: float) -> tuple[ThreadPolicy, Script]:
     script = Script(others)
-    policy = ThreadPolicy(cores, clock=script.clock, sleep=script.sleep, others=script.sample, **options)  # type: ignore[arg-type]
+    policy = ThreadPolicy(cores, clock=script.clock, sleep=script.sleep, others=script.sample,
+                          **options)  # type: ignore[arg-type]
     return policy, script
 
 
@@ -173,6 +174,7 @@ def busy() -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
         process.wait()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not LINUX, reason="reads /proc")
 def test_a_real_busy_process_takes_a_thread_while_it_runs_and_gives_it_back_when_it_ends(
     busy: Callable[[], subprocess.Popen[bytes]],
