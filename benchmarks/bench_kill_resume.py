@@ -224,8 +224,8 @@ def main() -> None:
            "(step 0: after the trace appears)")
     args.out.with_suffix(".md").write_text(
         f"# kill -9 and resume\n\n`{command}` — {args.model}, {args.strategy}, {args.questions} question(s), "
-        f"{args.layout}, S = {steps} steps of "
-        f"{args.chunk_tokens} tokens, greedy, seed 11, one thread; the uninterrupted run took {ended:.1f} s. "
+        f"{args.layout}, S = {steps} finished steps (one per question and chunk of "
+        f"{args.chunk_tokens} tokens), greedy, seed 11, one thread; the uninterrupted run took {ended:.1f} s. "
         f"Kill points: {how}.\n\n"
         f"**survived {survived} / tried {tried}** (same final memory and answer for every question as the "
         f"uninterrupted run; "
