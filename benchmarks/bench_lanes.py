@@ -4,20 +4,24 @@ the KV cache reused block by block (memread's default) and with every prompt eva
 
     python benchmarks/bench_lanes.py --model qwen2.5-coder-1.5b --threads 1 \\
         --lanes-tokens 7000 --lanes 1,2,4 --floor-tokens 7000,14000 --json benchmarks/results/lanes-qwen.json
+    python benchmarks/bench_lanes.py --lanes 1,4,1 --modes shared --floor-tokens ''   # 4 bracketed by 1
     python benchmarks/bench_lanes.py --model smollm2-135m --lanes-tokens 3000 --floor-tokens 3000 \\
         --chunk-tokens 1000 --memory-tokens 256          # a quick look
 
 Two parts, each running both modes back to back so that a busy machine slows both alike:
 
 * **lanes**: ``--layout chunk-first`` (the chunk opens the prompt, so the questions share it), overwrite,
-  1, 2 and 4 questions in one run over a needle haystack. Reported: wall time as a ratio to one question in
-  the same mode (target: four questions <= 1.5x one), prompt tokens evaluated, and the seconds spent
-  generating, which sharing cannot remove.
+  N questions in one run over a needle haystack, for each N of ``--lanes`` in that order (repeats allowed:
+  ``1,4,1`` brackets four questions by one). Reported: wall time as a ratio to the one-question runs of the
+  same mode next to it in the sequence (target: four questions <= 1.5x one), prompt tokens evaluated, and the
+  seconds spent generating, which sharing cannot remove.
 * **floor**: the default layout (question-first), overwrite, one question, at each ``--floor-tokens``
   length: wall time over the prefill floor (every document token evaluated once, in 512-token batches with a
   fresh KV per chunk, as benchmarks/bench_loop.py measures it; target <= 1.1x), split into prompt evaluation
   beyond the floor, generation of the memories, and the final answer. The floor is also measured in the blocks
-  memread evaluates prompts in (paragraph-sized), which shows what the fixed blocks cost by themselves.
+  memread evaluates prompts in (paragraph-sized), which shows what the fixed blocks cost by themselves. As the
+  machine's load drifts between the floor and the runs, the ratio is also given *in run*: the document's
+  tokens at the prompt speed the run itself measured, against the run's wall time.
 
 Both modes must produce the same replies, step by step and lane by lane ("identical" column): sharing that
 changed a reply would make a resumed run (empty cache) differ from an uninterrupted one.
@@ -88,6 +92,8 @@ def run(backend: LlamaCppBackend, recorder: Recorder, text: str, questions: list
         "prompt_tokens": sum(c.prompt_tokens for c in completions),
         "evaluated_tokens": sum(c.prompt_tokens - (c.cached_prompt_tokens or 0) for c in completions),
         "completion_tokens": sum(c.completion_tokens for c in completions),
+        "prompt_s": round(sum(c.prompt_seconds or 0 for c in completions), 2),
+        "generate_s": round(sum(c.seconds - (c.prompt_seconds or 0) for c in completions), 2),
         "step_prompt_s": round(sum(c.prompt_seconds or 0 for c in step_completions), 2),
         "step_generate_s": round(sum(c.seconds - (c.prompt_seconds or 0) for c in step_completions), 2),
         "final_s": round(sum(c.seconds for c in final_completions), 2),
@@ -118,7 +124,8 @@ def main() -> None:
     parser.add_argument("--chunk-tokens", type=int, default=5000)
     parser.add_argument("--memory-tokens", type=int, default=1024)
     parser.add_argument("--lanes-tokens", type=int, default=7000, help="document length for the lanes part (0: skip)")
-    parser.add_argument("--lanes", default="1,2,4")
+    parser.add_argument("--lanes", default="1,2,4", help="questions per run, in this order (repeats allowed)")
+    parser.add_argument("--modes", default="shared,cold", help="shared (the KV cache reused) and/or cold")
     parser.add_argument("--floor-tokens", default="7000,14000", help="document lengths for the floor part ('': skip)")
     parser.add_argument("--json", type=Path, help="write the results here (and a .md beside it)")
     args = parser.parse_args()
@@ -133,14 +140,15 @@ def main() -> None:
     question_first = LoopSettings(chunk_tokens=args.chunk_tokens, memory_tokens=args.memory_tokens)
     n_ctx = context_needed(chunk_first, ["What is the special magic number for amber-quiet?", *OTHER_QUESTIONS],
                            vocab)
+    modes = [mode for mode in ("shared", "cold") if mode in args.modes.split(",")]
     backends = {mode: LlamaCppBackend(model_path, model_name=args.model, n_ctx=n_ctx, n_threads=args.threads,
-                                      prefix_cache=mode == "shared") for mode in ("shared", "cold")}
+                                      prefix_cache=mode == "shared") for mode in modes}
     recorders = {mode: Recorder(backend) for mode, backend in backends.items()}
     load = os.getloadavg()[0]
     results: dict[str, Any] = {"command": "python benchmarks/bench_lanes.py " + " ".join(sys.argv[1:]),
                                "model": args.model, "threads": args.threads, "chunk_tokens": args.chunk_tokens,
                                "memory_tokens": args.memory_tokens, "n_ctx": n_ctx, "load_at_start": round(load, 1),
-                               "lanes": {}, "floor": {}}
+                               "lanes": [], "floor": {}}
     RUNS.mkdir(parents=True, exist_ok=True)
 
     if args.lanes_tokens:
@@ -148,16 +156,16 @@ def main() -> None:
         questions = [question, *OTHER_QUESTIONS]
         results["lanes_doc_tokens"] = vocab.count(text)
         for k, lanes in enumerate(int(n) for n in args.lanes.split(",")):
-            order = ("shared", "cold") if k % 2 == 0 else ("cold", "shared")  # alternate who goes first
-            row: dict[str, Any] = {}
+            order = modes if k % 2 == 0 else modes[::-1]  # alternate who goes first
+            entry: dict[str, Any] = {"lanes": lanes}
             for mode in order:
-                row[mode] = run(backends[mode], recorders[mode], text, questions[:lanes], chunk_first, "haystack")
-                print(f"lanes {lanes} {mode}: {row[mode]['wall_s']} s, {row[mode]['evaluated_tokens']} tokens "
-                      f"evaluated, answers {[answer[:80] for answer in row[mode]['answers']]}", flush=True)
-            row["identical"] = row["shared"]["replies"] == row["cold"]["replies"]
-            row["found"] = gold in (row["shared"]["answers"][0] or "")
-            results["lanes"][str(lanes)] = row
-            print(f"lanes {lanes}: identical replies {row['identical']}", flush=True)
+                entry[mode] = run(backends[mode], recorders[mode], text, questions[:lanes], chunk_first, "haystack")
+                print(f"lanes {lanes} {mode}: {entry[mode]['wall_s']} s, {entry[mode]['evaluated_tokens']} tokens "
+                      f"evaluated, answers {[answer[:80] for answer in entry[mode]['answers']]}", flush=True)
+            entry["identical"] = entry["shared"]["replies"] == entry["cold"]["replies"] if len(modes) == 2 else None
+            entry["found"] = gold in (entry[modes[0]]["answers"][0] or "")
+            results["lanes"].append(entry)
+            print(f"lanes {lanes}: identical replies {entry['identical']}", flush=True)
 
     for tokens in [int(t) for t in args.floor_tokens.split(",") if t]:
         text, question, gold = needle_document(tokens, vocab.count, depth=0.5)
@@ -165,13 +173,15 @@ def main() -> None:
         floor, _ = prefill_floor(model_path, text, args.chunk_tokens, n_ctx, args.threads)
         row["floor_s"] = round(floor, 2)
         print(f"floor {tokens}: {floor:.1f} s", flush=True)
-        for mode in ("shared", "cold"):
+        for mode in modes:
             row[mode] = run(backends[mode], recorders[mode], text, [question], question_first, "haystack")
             row[mode]["ratio_to_floor"] = round(row[mode]["wall_s"] / floor, 3)
+            speed = row[mode]["evaluated_tokens"] / row[mode]["prompt_s"]  # this run's own prompt speed
+            row[mode]["ratio_to_floor_in_run"] = round(row[mode]["wall_s"] / (row["doc_tokens"] / speed), 3)
             print(f"floor {tokens} {mode}: {row[mode]['wall_s']} s = {row[mode]['ratio_to_floor']}x", flush=True)
         row["block_floor_s"] = round(block_floor(model_path, text, args.chunk_tokens, n_ctx, args.threads), 2)
-        row["identical"] = row["shared"]["replies"] == row["cold"]["replies"]
-        row["found"] = gold in (row["shared"]["answers"][0] or "")
+        row["identical"] = row["shared"]["replies"] == row["cold"]["replies"] if len(modes) == 2 else None
+        row["found"] = gold in (row[modes[0]]["answers"][0] or "")
         results["floor"][str(tokens)] = row
         print(f"floor {tokens}: blocks {row['block_floor_s']} s; identical replies {row['identical']}", flush=True)
 
@@ -186,37 +196,56 @@ def main() -> None:
         args.json.with_suffix(".md").write_text(report)
 
 
+def one_question_reference(entries: list[dict[str, Any]], index: int, mode: str) -> float | None:
+    """Mean wall time of the one-question runs nearest to ``entries[index]`` (before and after it)."""
+    before = [e[mode]["wall_s"] for e in entries[:index + 1] if e["lanes"] == 1 and mode in e][-1:]
+    after = [e[mode]["wall_s"] for e in entries[index:] if e["lanes"] == 1 and mode in e][:1]
+    walls = before + after if entries[index]["lanes"] != 1 else [entries[index][mode]["wall_s"]]
+    return sum(walls) / len(walls) if walls else None
+
+
+def _same(flag: bool | None) -> str:
+    return "—" if flag is None else ("yes" if flag else "**no**")
+
+
 def markdown(results: dict[str, Any]) -> str:
+    label = {"shared": "shared (now)", "cold": "every prompt cold (before)"}
     lines = [f"`{results['command']}`", "",
              f"{results['model']}, {results['threads']} thread(s), {results['chunk_tokens']}-token chunks, "
              f"{results['memory_tokens']}-token memory cap, greedy; load average {results['load_at_start']} at the "
              f"start, {results['load_at_end']} at the end.", ""]
-    if results["lanes"]:
-        one = results["lanes"].get("1")
+    entries = results["lanes"]
+    if entries:
         lines += [f"## Questions over one document ({results.get('lanes_doc_tokens')} tokens, --layout chunk-first)",
-                  "", "| questions | mode | wall s | x one question | prompt tokens | evaluated | "
-                  "generating s | identical replies |", "|---|---|---|---|---|---|---|---|"]
-        for lanes, row in results["lanes"].items():
+                  "", "Runs in the order they ran; each ratio is against the one-question run(s) of the same mode "
+                  "next to it.", "",
+                  "| questions | mode | wall s | x one question | prompt tokens | evaluated | prompt tok/s | "
+                  "generated tokens | generating s | identical replies |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for index, entry in enumerate(entries):
             for mode in ("shared", "cold"):
-                r = row[mode]
-                ratio = f"{r['wall_s'] / one[mode]['wall_s']:.2f}x" if one else "—"
-                lines.append(f"| {lanes} | {'shared (now)' if mode == 'shared' else 'every prompt cold (before)'} | "
-                             f"{r['wall_s']} | {ratio} | {r['prompt_tokens']} | {r['evaluated_tokens']} | "
-                             f"{r['step_generate_s'] + r['final_generate_s']:.1f} | "
-                             f"{'yes' if row['identical'] else '**no**'} |")
+                if mode not in entry:
+                    continue
+                r = entry[mode]
+                reference = one_question_reference(entries, index, mode)
+                ratio = f"{r['wall_s'] / reference:.2f}x" if reference else "—"
+                lines.append(f"| {entry['lanes']} | {label[mode]} | {r['wall_s']} | {ratio} | {r['prompt_tokens']} | "
+                             f"{r['evaluated_tokens']} | {r['evaluated_tokens'] / r['prompt_s']:.1f} | "
+                             f"{r['completion_tokens']} | {r['generate_s']:.1f} | {_same(entry['identical'])} |")
         lines.append("")
     if results["floor"]:
         lines += ["## overwrite against the prefill floor (one question, question-first)", "",
                   "| document | floor s (512-token batches) | floor s (memread's blocks) | mode | wall s | x floor | "
-                  "step prompts s | generating memories s | final answer s | identical replies |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-        for _, row in results["floor"].items():
+                  "x floor in run | evaluated tokens | step prompts s | generating memories s | final answer s | "
+                  "identical replies |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for row in results["floor"].values():
             for mode in ("shared", "cold"):
+                if mode not in row:
+                    continue
                 r = row[mode]
                 lines.append(f"| {row['doc_tokens']} tokens | {row['floor_s']} | {row['block_floor_s']} | "
-                             f"{'shared (now)' if mode == 'shared' else 'cold (before)'} | {r['wall_s']} | "
-                             f"{r['ratio_to_floor']}x | {r['step_prompt_s']} | {r['step_generate_s']} | "
-                             f"{r['final_s']} | {'yes' if row['identical'] else '**no**'} |")
+                             f"{label[mode]} | {r['wall_s']} | {r['ratio_to_floor']}x | {r['ratio_to_floor_in_run']}x | "
+                             f"{r['evaluated_tokens']} | {r['step_prompt_s']} | {r['step_generate_s']} | "
+                             f"{r['final_s']} | {_same(row['identical'])} |")
         lines.append("")
     return "\n".join(lines) + "\n"
 
