@@ -12,6 +12,7 @@ wall time instead.
 
     python benchmarks/bench_kill_resume.py                 # 24 kill points, seed 7
     python benchmarks/bench_kill_resume.py --points 40 --seed 1 --chunk-tokens 80
+    python benchmarks/bench_kill_resume.py --questions 3 --layout chunk-first   # lanes sharing each chunk
 
 Prints ``survived N / tried M`` and writes benchmarks/results/kill-resume.json and kill-resume.md.
 """
@@ -34,7 +35,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "docs" / "sample" / "harbour-report.md"
-QUESTION = "How many days was the Widow's Pier closed after the February storm?"
+QUESTIONS = ("How many days was the Widow's Pier closed after the February storm?",
+             "How deep was the approach channel dredged?", "How many times was the lifeboat called out?")
 RESULTS = ROOT / "benchmarks" / "results"
 
 
@@ -50,9 +52,8 @@ def finished_steps(trace: Path) -> int:
         return 0
 
 
-def final(result: dict[str, Any]) -> tuple[str, str]:
-    lane = result["lanes"][0]
-    return lane["memory"], lane["answer"]
+def final(result: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(lane["memory"], lane["answer"]) for lane in result["lanes"]]
 
 
 def kill_when(process: subprocess.Popen[str], trace: Path, *, after_steps: int | None, delay: float) -> bool:
@@ -118,6 +119,9 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--chunk-tokens", default="120")
     parser.add_argument("--strategy", default="overwrite")
+    parser.add_argument("--questions", type=int, default=1, choices=range(1, len(QUESTIONS) + 1),
+                        help="questions read in one run (lanes); every lane must end identical")
+    parser.add_argument("--layout", default="question-first", help="question-first | chunk-first")
     parser.add_argument("--uniform-time", action="store_true", help="kill at moments uniform in wall time")
     parser.add_argument("--out", type=Path, default=RESULTS / "kill-resume.json")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (traces of every trial)")
@@ -130,8 +134,9 @@ def main() -> None:
     # A fresh home for traces, the usual model cache (so the model is not pulled again into the work folder).
     env = {**os.environ, "MEMREAD_HOME": str(work / "home"), "MEMREAD_MODELS_DIR": str(paths.models_dir()),
            "MEMREAD_NO_PROGRESS": "1", "MEMREAD_THREADS": os.environ.get("MEMREAD_THREADS", "1")}
-    ask = ["ask", str(SAMPLE), QUESTION, "--model", args.model, "--strategy", args.strategy, "--json",
-           "--chunk-tokens", args.chunk_tokens, "--memory-tokens", "48", "--final-tokens", "32",
+    questions = [flag for question in QUESTIONS[: args.questions] for flag in ("-q", question)]
+    ask = ["ask", str(SAMPLE), *questions, "--layout", args.layout, "--model", args.model,
+           "--strategy", args.strategy, "--json", "--chunk-tokens", args.chunk_tokens, "--memory-tokens", "48", "--final-tokens", "32",
            "--temperature", "0", "--seed", "11", "--threads", env["MEMREAD_THREADS"]]
 
     reference = work / "reference.jsonl"
@@ -149,7 +154,8 @@ def main() -> None:
     expected = final(json.loads(out))
     steps = finished_steps(reference)
     step_seconds = (ended - (appeared or 0.0)) / (steps + 1)
-    print(f"reference: {steps} steps in {ended:.1f} s ({step_seconds:.2f} s per step); answer {expected[1]!r}")
+    print(f"reference: {steps} steps in {ended:.1f} s ({step_seconds:.2f} s per step); answers "
+          f"{[answer for _, answer in expected]!r}")
 
     def kill_somewhere(process: subprocess.Popen[str], trace: Path, remaining: int) -> tuple[bool, str]:
         if args.uniform_time:
@@ -185,13 +191,13 @@ def main() -> None:
             out, err = resume.communicate()
             trial["recovery"] = "resume"
             if resume.returncode != 0 and "already finished" in err:  # the second kill came too late
-                out = json.dumps({"lanes": [_answer_from_trace(trace)]})
+                out = json.dumps({"lanes": _answers_from_trace(trace)})
                 resume.returncode = 0
             trial["exit"] = resume.returncode
         try:
             got = final(json.loads(out))
         except (ValueError, KeyError, IndexError):
-            got = ("", "")
+            got = []
             trial["error"] = err.strip().splitlines()[-1:] if err else []
         trial["identical"] = got == expected
         survived += got == expected
@@ -202,7 +208,8 @@ def main() -> None:
 
     command = ("python benchmarks/bench_kill_resume.py " + " ".join(sys.argv[1:])).strip()
     print(f"survived {survived} / tried {tried}")
-    summary = {"command": command, "model": args.model, "strategy": args.strategy,
+    summary = {"command": command, "model": args.model, "strategy": args.strategy, "questions": args.questions,
+               "layout": args.layout,
                "chunk_tokens": int(args.chunk_tokens), "seed": args.seed, "reference_steps": steps,
                "reference_seconds": round(ended, 1), "survived": survived, "tried": tried,
                "ended_before_kill": late, "trials": trials}
@@ -216,10 +223,12 @@ def main() -> None:
            "a random step k of 0..S and a random fraction of a step's time after the trace records step k "
            "(step 0: after the trace appears)")
     args.out.with_suffix(".md").write_text(
-        f"# kill -9 and resume\n\n`{command}` — {args.model}, {args.strategy}, S = {steps} steps of "
-        f"{args.chunk_tokens} tokens, greedy, seed 11, one thread; the uninterrupted run took {ended:.1f} s. "
+        f"# kill -9 and resume\n\n`{command}` — {args.model}, {args.strategy}, {args.questions} question(s), "
+        f"{args.layout}, S = {steps} finished steps (one per question and chunk of "
+        f"{args.chunk_tokens} tokens), greedy, seed 11, one thread; the uninterrupted run took {ended:.1f} s. "
         f"Kill points: {how}.\n\n"
-        f"**survived {survived} / tried {tried}** (same final memory and answer as the uninterrupted run; "
+        f"**survived {survived} / tried {tried}** (same final memory and answer for every question as the "
+        f"uninterrupted run; "
         f"{late} draw(s) fell after the run had ended and are not counted).\n\n"
         f"| # | kill point | landed | recovery | identical |\n|---|---|---|---|---|\n{rows}\n")
     print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
@@ -229,12 +238,12 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _answer_from_trace(trace: Path) -> dict[str, Any]:
-    """The final memory and answer a finished trace holds (when a kill came after the run ended)."""
+def _answers_from_trace(trace: Path) -> list[dict[str, Any]]:
+    """The final memory and answer of every lane a finished trace holds (when a kill came after the run ended)."""
     records = [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
-    memory = [r for r in records if r.get("type") == "step_finished"][-1]["memory"]
-    answer = [r for r in records if r.get("type") == "answered"][-1]["answer"]
-    return {"memory": memory, "answer": answer}
+    memories = {r["lane"]: r["memory"] for r in records if r.get("type") == "step_finished"}
+    answers = {r["lane"]: r["answer"] for r in records if r.get("type") == "answered"}
+    return [{"memory": memories[lane], "answer": answers[lane]} for lane in sorted(answers)]
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@ quiet terminal, and documents that cannot smuggle control tokens into the prompt
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,6 @@ from memread.backends import backend_names, create_backend
 from memread.backends.base import Backend, ChatRequest, Message
 from memread.backends.chat_prompt import resolve_template
 from memread.backends.llamacpp import LlamaCppBackend, LlamaTokenizer
-from memread.backends.threads import default_threads, free_cores, parse_cpu_list, physical_cores
 from memread.errors import BackendError, BudgetError, UsageError
 
 CAPITAL = (Message("system", "You answer in one short sentence."),
@@ -205,31 +203,19 @@ def test_importing_memread_does_not_import_inference_engines() -> None:
     assert done.stdout.strip() == "[]", done.stderr
 
 
-def test_threads_default_to_physical_cores_and_memread_threads_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert parse_cpu_list("0,64") == {0, 64} and parse_cpu_list("0-3,8-9\n") == {0, 1, 2, 3, 8, 9}
-    cores = physical_cores()
-    assert 1 <= cores <= len(os.sched_getaffinity(0))
-    monkeypatch.delenv("MEMREAD_THREADS", raising=False)
-    assert 1 <= default_threads() <= cores
-    # Busy cores are left alone: one other busy process on 2 cores leaves 1 thread, never fewer than 1.
-    assert free_cores(2, 0.2) == 2 and free_cores(2, 0.9) == 1 and free_cores(2, 6.5) == 1
-    assert free_cores(8, 2.4) == 6 and free_cores(8, None) == 8
-    monkeypatch.setenv("MEMREAD_THREADS", "3")
-    assert default_threads() == 3
-    monkeypatch.setenv("MEMREAD_THREADS", "many")
-    with pytest.raises(UsageError):
-        default_threads()
-
-
-def test_prefix_cache_reuses_the_previous_prompt_when_asked(smollm2_path: Path) -> None:
-    backend = create_backend("llamacpp", model=str(smollm2_path), n_ctx=1024, n_threads=1, prefix_cache=True)
-    try:
-        first = ask(backend, CAPITAL, max_tokens=4)
-        again = ask(backend, CAPITAL, max_tokens=4)
-        assert first.cached_prompt_tokens == 0
-        assert again.cached_prompt_tokens == again.prompt_tokens - 1  # llama.cpp re-evaluates the last token
-    finally:
-        backend.close()
+def test_the_kv_cache_is_reused_block_by_block_unless_prefix_cache_is_off(smollm2_path: Path) -> None:
+    long = (Message("user", "A note on harbours.\n\n" + "The pier is old. " * 60 + "\n\nWhich pier is old?"),)
+    for prefix_cache in (True, False):
+        backend = create_backend("llamacpp", model=str(smollm2_path), n_ctx=1024, n_threads=1,
+                                 prefix_cache=prefix_cache)
+        try:
+            first, again = ask(backend, long, max_tokens=4), ask(backend, long, max_tokens=4)
+            assert first.cached_prompt_tokens == 0 and again.text == first.text
+            last_block = len(backend._prefill.split(backend.prompt_tokens(long))[-1])
+            # Only the last block is evaluated again (its logits start the reply); off, everything is.
+            assert again.cached_prompt_tokens == (again.prompt_tokens - last_block if prefix_cache else 0)
+        finally:
+            backend.close()
 
 
 def test_a_system_option_applies_only_to_requests_without_a_system_message(smollm2_path: Path) -> None:

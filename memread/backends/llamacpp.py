@@ -7,8 +7,15 @@ Three things here are not what llama-cpp-python does by default, on purpose:
   real end-of-turn token (prompt injection from the document). We render the template with placeholders,
   tokenize the template pieces with special tokens and the message contents without (see
   :mod:`memread.backends.chat_prompt`), and generate from token ids.
-* **Threads = free physical cores.** llama.cpp defaults count logical CPUs; its threads spin-wait, and
-  oversubscribing SMT siblings or busy cores made it 5-10× slower on the 2-core machines we measured.
+* **Threads = free physical cores, now.** llama.cpp defaults count logical CPUs; its threads wait for each
+  other, and oversubscribing SMT siblings or busy cores made it 5-10× slower on the 2-core machines we
+  measured. The count follows the machine during a run (:class:`memread.backends.threads.ThreadPolicy`):
+  it is looked at again before llama.cpp calls and changed with ``llama_set_n_threads``.
+* **What requests share is evaluated once, deterministically.** Prompts are evaluated in blocks cut where the
+  prompt itself says and the leading blocks the KV cache already holds are reused
+  (:mod:`memread.backends.prefill`): several questions over one chunk (``--layout chunk-first``) prefill
+  the chunk once, and consecutive steps share the instruction, yet every reply is the one the request gets
+  from an empty cache (a resumed run reaches the same memory and answer).
 * **No stderr noise.** llama.cpp prints while loading even with ``verbose=False``; we point fd 2 at a
   temporary file during the load only (in the main thread) and show its tail if the load fails.
 """
@@ -37,11 +44,13 @@ import llama_cpp  # noqa: E402
 
 from memread.backends.base import Capabilities, ChatRequest, Completion, Message
 from memread.backends.chat_prompt import ChatPrompt, resolve_template
-from memread.backends.threads import default_threads, load_average, physical_cores
+from memread.backends.prefill import SharedPrefill
+from memread.backends.threads import ThreadChange, ThreadPolicy, fixed_threads
 from memread.errors import BackendError, BudgetError, UsageError
 
 DEFAULT_CONTEXT = 8192  # enough for a 5,000-token chunk + 1,024-token memory + prompt + 1,024 output tokens
 DEFAULT_SEED = 0  # used when a request carries no seed, so runs are reproducible unless told otherwise
+MAX_THREAD_WARNINGS = 10  # thread changes told one by one in ``warnings``; then one line says they go on
 
 
 # --- quiet loading --------------------------------------------------------------------------------------
@@ -133,22 +142,26 @@ class LlamaTokenizer:
 
 
 class LlamaCppBackend:
-    """A GGUF model run in-process by llama.cpp. One sequence at a time: requests in a batch run in order.
+    """A GGUF model run in-process by llama.cpp. One sequence: the requests of a batch run one after another.
 
     ``n_ctx`` is the context window (prompt + output); None means min(training context, 8192) and 0 the
-    training context. ``n_threads`` defaults to :func:`default_threads`. ``chat_format`` overrides the
-    GGUF's chat template: "chatml", "llama-3", "gemma" or a Jinja template. ``prefix_cache`` reuses the KV
-    cache of the previous prompt's common prefix: faster when prompts share a long prefix, but replies then
-    depend on what ran before (llama.cpp's numerics vary with batch shape), so it is off by default.
-    ``system`` is a system message for requests that have none. ``warnings`` lists anything the user should
-    be told (for example a missing chat template and the fallback used).
+    training context. ``n_threads`` fixes the thread count (as ``MEMREAD_THREADS`` does); None lets it follow
+    the machine (``thread_policy``, default :class:`~memread.backends.threads.ThreadPolicy`), and every change
+    is appended to ``warnings`` as it happens. ``chat_format`` overrides the GGUF's chat template: "chatml",
+    "llama-3", "gemma" or a Jinja template. ``prefix_cache`` (on by default) reuses the prompt blocks the KV
+    cache holds (see :mod:`memread.backends.prefill`); off, every prompt is evaluated from an empty cache in
+    the same blocks, which gives the same replies, only slower. ``system`` is a system message for requests
+    that have none. ``warnings`` lists anything the user should be told (a missing chat template and the
+    fallback used, a thread change); it only grows, so a caller can show what was added since it last looked.
     """
 
     name = "llamacpp"
     # Message contents are tokenized with special tokens off (see _render_tokens): no text guard needed. The
-    # context is allocated at load, so the factory sizes it from the run; models are pulled on first use.
+    # context is allocated at load, so the factory sizes it from the run; models are pulled on first use. What
+    # the requests of one complete() call share is evaluated once (prefix_cache on): a caller may lay prompts out
+    # so that they share a long beginning (--layout chunk-first) and send them together.
     capabilities = Capabilities(names_stop_strings=True, tokenizes_text_safely=True, sizes_context=True,
-                                pulls_models=True, seeded_at_load=True)
+                                pulls_models=True, seeded_at_load=True, shares_prompt_prefixes=True)
 
     def __init__(
         self,
@@ -161,16 +174,22 @@ class LlamaCppBackend:
         chat_format: str | None = None,
         n_batch: int = 512,
         flash_attn: bool = False,
-        prefix_cache: bool = False,
+        prefix_cache: bool = True,
         system: str | None = None,
+        thread_policy: ThreadPolicy | None = None,
     ) -> None:
         self.model_path = Path(model_path)
         self.model = model_name or str(self.model_path)
         self.warnings: list[str] = []
-        self.n_threads = n_threads or default_threads()
-        if n_threads is None and not os.environ.get("MEMREAD_THREADS") and self.n_threads < physical_cores():
-            self.warnings.append(f"the machine is busy (load {load_average() or 0:.1f} on {physical_cores()} "
-                                 f"cores): using {self.n_threads} llama.cpp thread(s); MEMREAD_THREADS overrides")
+        fixed = n_threads or fixed_threads()
+        self._threads = thread_policy or ThreadPolicy(fixed=fixed)
+        self.n_threads = self._threads.threads()
+        self._changes_told = 0
+        if self._threads.follows_the_machine and self.n_threads < self._threads.cores:
+            self.warnings.append(
+                f"the machine is busy ({self._threads.others or 0:g} other task(s) running on "
+                f"{self._threads.cores} core(s)): starting with {self.n_threads} llama.cpp thread(s), more as "
+                "cores free up; --threads or MEMREAD_THREADS fixes the number")
         self.seed = seed
         self.prefix_cache = prefix_cache
         self.system = system
@@ -202,6 +221,7 @@ class LlamaCppBackend:
                           if len(ids := self._llm.tokenize(marker.encode(), add_bos=False, special=True)) == 1}
         self._lock = threading.RLock()  # Llama is not thread-safe; the loop may call us from a worker
         self._prompt_cache: OrderedDict[tuple[Message, ...], list[int]] = OrderedDict()
+        self._prefill = SharedPrefill(self._llm, before_decode=self._follow_threads)
 
     # -- protocol --
 
@@ -247,12 +267,22 @@ class LlamaCppBackend:
         return ids
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        """Run the requests one after another (llama.cpp keeps one sequence). Raises BudgetError before
+        """Run the requests one after another (llama.cpp keeps one sequence), in the order that shares the
+        most prompt between neighbours; completions come back in request order. Raises BudgetError before
         running anything if any request cannot fit the context."""
         with self._lock:
-            for request in requests:  # refuse the whole batch up front rather than after hours of work
-                self._check_budget(request)
-            return [self._complete_one(request) for request in requests]
+            prompts = [self.prompt_tokens(request.messages) for request in requests]
+            for request, prompt in zip(requests, prompts, strict=True):
+                self._check_budget(request, len(prompt))  # refuse the whole batch rather than after hours of work
+            completions: dict[int, Completion] = {}
+            for i in self._prefill.order(prompts) if self.prefix_cache else range(len(requests)):
+                completions[i] = self._complete_one(requests[i], prompts[i])
+            return [completions[i] for i in range(len(requests))]
+
+    @property
+    def thread_changes(self) -> list[ThreadChange]:
+        """Every change of the llama.cpp thread count so far (empty when the count is fixed)."""
+        return list(self._threads.changes)
 
     def close(self) -> None:
         close = getattr(self._llm, "close", None)
@@ -266,44 +296,60 @@ class LlamaCppBackend:
             return ""
         return bytes(self._llm.detokenize([token], special=True)).decode("utf-8", errors="replace")
 
-    def _check_budget(self, request: ChatRequest) -> None:
-        prompt = self.count_prompt(request.messages)
+    def _check_budget(self, request: ChatRequest, prompt: int) -> None:
         if prompt + request.max_tokens > self.context_length:
             raise BudgetError(
                 f"prompt of {prompt:,} tokens plus {request.max_tokens:,} output tokens does not fit "
                 f"the model's context of {self.context_length:,} tokens",
-                hint="use smaller --chunk-tokens or --memory-tokens, or a larger context (--context)",
+                hint="use smaller --chunk-tokens or --memory-tokens, or a larger context (--context-length)",
             )
 
-    def _complete_one(self, request: ChatRequest) -> Completion:
-        prompt = self.prompt_tokens(request.messages)
+    def _follow_threads(self) -> None:
+        """Before each llama.cpp call: use the thread count the policy says now, and tell the user."""
+        threads = self._threads.threads()
+        if threads == self.n_threads:
+            return
+        llama_cpp.llama_set_n_threads(self._llm.ctx, threads, threads)
+        self.n_threads = threads
+        changes = self._threads.changes
+        while self._changes_told < len(changes):
+            self._changes_told += 1
+            if self._changes_told <= MAX_THREAD_WARNINGS:
+                self.warnings.append(changes[self._changes_told - 1].message())
+            elif self._changes_told == MAX_THREAD_WARNINGS + 1:
+                self.warnings.append("the llama.cpp thread count keeps changing with the machine's load; "
+                                     "further changes are not listed (--threads fixes the number)")
+
+    def _complete_one(self, request: ChatRequest, prompt: list[int]) -> Completion:
         if request.max_tokens < 1:
             return Completion(text="", finish_reason="length", prompt_tokens=len(prompt), completion_tokens=0)
         llm = self._llm
-        if self.prefix_cache:
-            cached = min(_common_prefix(llm.input_ids[: llm.n_tokens].tolist(), prompt), len(prompt) - 1)
-        else:
-            # llama.cpp's numerics depend on how tokens were batched: a prompt evaluated partly from the KV
-            # cache can give a different greedy reply than the same prompt evaluated fresh. Starting clean
-            # makes every reply a function of the request alone (reproducible runs, exact resumes).
-            llm.reset()  # type: ignore[no-untyped-call]
-            cached = 0
+        started = time.perf_counter()
+        # llama.cpp's numerics depend on how tokens were batched: the prompt is evaluated in blocks the prompt
+        # alone decides, reusing only identical leading blocks, so the reply is the one this request gets
+        # from an empty cache (reproducible runs, exact resumes). See memread.backends.prefill.
+        try:
+            cached = self._prefill.evaluate(prompt, reuse=self.prefix_cache)
+        except (RuntimeError, ValueError, OSError) as error:
+            raise BackendError(f"llama.cpp failed while reading the prompt: {error}",
+                               hint="try again with fewer threads (MEMREAD_THREADS) or a smaller context") from None
         llm.set_seed(self.seed if request.seed is None else request.seed)
         stops: list[tuple[str | None, bytes]] = [(s, s.encode("utf-8")) for s in request.stop if s]
         stops += [(None, s.encode("utf-8")) for s in self._prompt.end_of_turn if s]
         longest = max((len(b) for _, b in stops), default=0)
         text = bytearray()
         finish, stop_reason, count = "length", None, 0
-        started = time.perf_counter()
         first: float | None = None
         # top_k=0/min_p=0 turn off llama.cpp's extra samplers, so temperature/top_p mean what they mean on
-        # vLLM and OpenAI-compatible servers; temperature 0 is greedy.
-        tokens = llm.generate(prompt, temp=request.temperature, top_p=request.top_p, top_k=0, min_p=0.0,
-                              typical_p=1.0, repeat_penalty=1.0)
+        # vLLM and OpenAI-compatible servers; temperature 0 is greedy. The prompt is in the KV already:
+        # generate() samples from its last logits (reset=False: no prefix matching of its own).
+        tokens = llm.generate([], temp=request.temperature, top_p=request.top_p, top_k=0, min_p=0.0,
+                              typical_p=1.0, repeat_penalty=1.0, reset=False)
         try:
             for token in tokens:
                 if first is None:
                     first = time.perf_counter()
+                self._follow_threads()  # before the next token is decoded
                 if token in self._stop_ids or llama_cpp.llama_vocab_is_eog(self._vocab, token):
                     finish = "stop"
                     break
@@ -319,7 +365,7 @@ class LlamaCppBackend:
                 if count >= request.max_tokens:
                     break
         except (RuntimeError, ValueError, OSError) as error:
-            llm.reset()  # type: ignore[no-untyped-call]
+            self._prefill.forget()
             raise BackendError(f"llama.cpp failed while generating: {error}",
                                hint="try again with fewer threads (MEMREAD_THREADS) or a smaller context") from None
         finally:
@@ -334,6 +380,7 @@ class LlamaCppBackend:
             seconds=ended - started,
             prompt_seconds=(first or ended) - started,
             cached_prompt_tokens=cached,
+            extra={"threads": self.n_threads},
         )
 
 
@@ -345,15 +392,6 @@ def _find_stop(text: bytearray, start: int, stops: list[tuple[str | None, bytes]
         if at >= 0 and (best is None or at < best[0]):
             best = (at, label)
     return best
-
-
-def _common_prefix(previous: Sequence[int], prompt: Sequence[int]) -> int:
-    length = 0
-    for a, b in zip(previous, prompt, strict=False):
-        if a != b:
-            break
-        length += 1
-    return length
 
 
 def _training_context(path: Path) -> int:

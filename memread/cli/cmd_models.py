@@ -86,8 +86,8 @@ def _list(json_output: bool) -> None:
         env.out("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)) + "  " + line[-1])
     reason = registry.default_reason()
     env.err(f"* default: {reason[0]}")
-    for line in reason[1:]:
-        env.err(f"  {line}")
+    for detail in reason[1:]:
+        env.err(f"  {detail}")
     env.err("MEMREAD_MODEL or --model chooses another; `memread models pull NAME` fetches one (a derived format "
             "is converted here from its source by llama.cpp's quantizer, sha256-pinned)")
 
