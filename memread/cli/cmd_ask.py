@@ -22,7 +22,8 @@ def ask(
     ),
     strategy: str = typer.Option(
         defaults.STRATEGY, "--strategy", "-s", envvar="MEMREAD_STRATEGY", rich_help_panel=options.READING,
-        help="Memory strategy: overwrite (MemAgent), gated (GRU-Mem), callback (ReMemR1), or a plugin's "
+        help="Memory strategy: overwrite (MemAgent), gated (GRU-Mem), callback (ReMemR1), evidence (memread's, "
+        "for small untrained models), or a plugin's "
         "(`memread strategies` lists them).",
     ),
     model: options.Model = None,
