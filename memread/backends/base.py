@@ -59,8 +59,6 @@ class Capabilities:
     tokenizes_text_safely: bool = False
     # complete() may be called from several threads at once (a batching server): bench --parallel.
     concurrent_calls: bool = False
-    # The requests of one complete() call that share a beginning have it evaluated once (llama.cpp sequences).
-    shares_prompt_prefixes: bool = False
     # What the factory takes from the run's backend builder (memread.run.open_backend):
     sizes_context: bool = False  # needs=: a function tokenizer -> tokens the run needs; the engine allocates it
     pulls_models: bool = False  # progress=: a callback for model downloads (memread.models.PullProgress)

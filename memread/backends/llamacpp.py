@@ -161,7 +161,7 @@ class LlamaCppBackend:
     # the requests of one complete() call share is evaluated once (prefix_cache on): a caller may lay prompts out
     # so that they share a long beginning (--layout chunk-first) and send them together.
     capabilities = Capabilities(names_stop_strings=True, tokenizes_text_safely=True, sizes_context=True,
-                                pulls_models=True, seeded_at_load=True, shares_prompt_prefixes=True)
+                                pulls_models=True, seeded_at_load=True)
 
     def __init__(
         self,
