@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -207,14 +208,19 @@ def test_an_interrupted_read_resumes_in_the_same_order_to_the_same_answer(tmp_pa
     assert isinstance(straight[-1], RunFinished)
 
 
-def test_a_changed_document_is_refused_at_a_chunk_read_out_of_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from memread.errors import TraceError
-
-    path = tmp_path / "run.jsonl"
+def _traced_run(path: Path) -> None:
+    """One uninterrupted evidence run over the test document, its trace written to ``path``."""
     writer = TraceWriter(path)
     Loop(FakeBackend(reader, tokenizer=CharTokenizer()), [QUESTION], SETTINGS, [writer],
          document="hqa.txt").run(chunks(document()))
     writer.close()
+
+
+def test_a_changed_document_is_refused_at_a_chunk_read_out_of_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memread.errors import TraceError
+
+    path = tmp_path / "run.jsonl"
+    _traced_run(path)
     changed = document().replace("Corliss Archer", "Corliss Archie")
     with pytest.raises(TraceError, match="the document changed at chunk"):
         list(verify_chunks(read_trace(path), iter(chunks(changed)), every_recorded=True))
@@ -257,10 +263,7 @@ def test_the_trace_replays_with_the_reading_order_and_what_each_step_kept(tmp_pa
     from memread.report import RunReport
 
     path = tmp_path / "run.jsonl"
-    writer = TraceWriter(path)
-    Loop(FakeBackend(reader, tokenizer=CharTokenizer()), [QUESTION], SETTINGS, [writer],
-         document="hqa.txt").run(chunks(document()))
-    writer.close()
+    _traced_run(path)
     trace = read_trace(path)
     diffs = list(memory_diffs(trace))
     first = trace.steps()[0].chunk.index
