@@ -21,7 +21,7 @@ set -euo pipefail
 out=${1:-benchmarks/results/bench}
 shift || true
 extra=("$@")
-model=${MEMREAD_MODEL:-qwen2.5-coder-1.5b}
+model=${MEMREAD_MODEL:-qwen2.5-coder-1.5b-q4_0}
 for ((i = 0; i < ${#extra[@]}; i++)); do  # a --model among the extra options names the folders
     if [[ ${extra[i]} == --model || ${extra[i]} == -m ]]; then model=${extra[i + 1]}; fi
 done

@@ -17,6 +17,7 @@ benchmarks/results/bench/README.md rebuild them with the same samples).
 from __future__ import annotations
 
 import argparse
+import datetime
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -97,6 +98,9 @@ def main() -> None:
     args = parser.parse_args()
     text = report(args.a, args.b)
     if args.out:
+        from result_files import command_line
+
+        text += f"\nMade by `{command_line()}` on {datetime.date.today().isoformat()}.\n"
         args.out.write_text(text, encoding="utf-8")
     print(text)
 

@@ -4,7 +4,7 @@ The library's face, as ``llm`` has ``llm.get_model()``::
 
     import memread
 
-    backend = memread.create_backend(model="qwen2.5-coder-1.5b")    # or backend="openai", base_url=...
+    backend = memread.create_backend(model="qwen2.5-coder-1.5b-q4_0")    # or backend="openai", base_url=...
     document = memread.open_source("book.pdf")                      # a path, a directory, or "-" with stdin=
     settings = memread.Settings(strategy="overwrite", chunk_tokens=5000)
     for result in memread.read(document, ["Who repaired the lamp?"], backend=backend, settings=settings):

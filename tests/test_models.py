@@ -30,7 +30,7 @@ def empty_models_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_default_model_is_qwen_unless_memread_model_says_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Which Qwen format is the default is one line (DEFAULT_MODEL), chosen by benchmarks/results/speed.md.
+    # Which Qwen format is the default is one line (DEFAULT_MODEL), chosen by SPEED_REPORT and ACCURACY_REPORT.
     assert models.default_model() == models.DEFAULT_MODEL
     assert models.DEFAULT_MODEL in {"qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-q4_0"}
     monkeypatch.setenv("MEMREAD_MODEL", "smollm2-135m")
