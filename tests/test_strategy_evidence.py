@@ -303,9 +303,72 @@ def test_when_the_model_picks_nothing_the_answer_comes_from_the_best_matching_pa
         prompt = request.messages[-1].content
         return reader(request) if "<evidence>" in prompt else "none"
 
-    events, results, _ = run(SETTINGS, backend=FakeBackend(silent, tokenizer=CharTokenizer()))
+    no_cover = Settings(**{**SETTINGS.to_dict(), "options": {"cover": False}})
+    events, results, _ = run(no_cover, backend=FakeBackend(silent, tokenizer=CharTokenizer()))
     steps = [e for e in events if isinstance(e, StepFinished)]
     assert all(not s.state["evidence"] for s in steps)
     memory = results[0].memory  # type: ignore[attr-defined]
     assert memory.startswith("(no sentence was picked yet") and "Corliss Archer" in memory
     assert not [e for e in events if isinstance(e, Warned) and "nothing from the document" in e.message]
+
+
+def _silent(request: ChatRequest) -> str:
+    prompt = request.messages[-1].content
+    return reader(request) if "<evidence>" in prompt else "none"
+
+
+def test_a_sentence_naming_what_the_question_names_is_kept_when_the_model_picks_none() -> None:
+    events, _, _ = run(SETTINGS, backend=FakeBackend(_silent, tokenizer=CharTokenizer()))
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    first = steps[0]
+    assert first.decisions["picked"] == [] and first.decisions["matched"] == [
+        "Kiss and Tell is a 1945 American comedy film. It starred Shirley Temple as Corliss Archer."]
+    assert "matched 1 naming the question" in first.summary
+    assert [e["rank"] for e in first.state["evidence"]] == [0]  # code's pick, not the model's
+    assert sum(bool(s.decisions["matched"]) for s in steps) == 1  # the names are held: nothing more is matched
+
+
+COMPARISON = "Which was founded first, the Ashgrove Rowing Club or the Wexley Chess Society?"
+ROWING = "Document {i}:\nAshgrove Rowing Club\nThe Ashgrove Rowing Club was founded in 1866 on the river.\n\n"
+CHESS = "Document {i}:\nWexley Chess Society\nThe Wexley Chess Society was founded in 1901 in a cafe.\n\n"
+
+
+def _comparison_document() -> str:
+    parts = [FILLER.format(i=i) for i in range(12)]
+    parts[1], parts[10] = ROWING.format(i=1), CHESS.format(i=10)
+    return "".join(parts)
+
+
+def _rowing_only(request: ChatRequest) -> str:
+    """A model that picks the rowing club's sentence and never the chess society's."""
+    prompt = request.messages[-1].content
+    if "<evidence>" in prompt:
+        return "\\boxed{Ashgrove Rowing Club}" if "1901" in prompt else "\\boxed{unknown}"
+    return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if "Rowing Club was" in t) or "none"
+
+
+@pytest.mark.parametrize("cover", [True, False])
+def test_reading_goes_on_until_the_evidence_names_both_sides_of_a_comparison(cover: bool) -> None:
+    settings = Settings(**{**SETTINGS.to_dict(), "options": {"cover": cover, "cutoff": 0.0, "patience": 1}})
+    events, results, _ = run(settings, questions=(COMPARISON,), text=_comparison_document(),
+                             backend=FakeBackend(_rowing_only, tokenizer=CharTokenizer()))
+    memory = results[0].memory  # type: ignore[attr-defined]
+    assert "founded in 1866" in memory
+    if cover:  # the chess society's chunk is read next (it holds the names the evidence lacks), and matched
+        order = [e.chunk.index for e in events if isinstance(e, StepStarted)]
+        assert len(order) == 3 and "founded in 1901" in memory
+        assert results[0].answer == "Ashgrove Rowing Club"  # type: ignore[attr-defined]
+    else:  # one chunk without new evidence and it stops: the model never picked the chess society
+        assert "1901" not in memory and results[0].answer == "unknown"  # type: ignore[attr-defined]
+
+
+def test_the_question_names_are_its_capitalised_words_and_numbers_that_tell_chunks_apart() -> None:
+    from memread.strategies import strategy_class
+
+    strategy = strategy_class("evidence")(SETTINGS, CharTokenizer())
+    strategy.index(chunks(_comparison_document()))
+    try:  # "Harbour" is in most chunks (it tells none apart); "Which" and "The" are not names
+        question = "Which Harbour notes name the Wexley Chess Society of 1901, and which the year 1866?"
+        assert strategy.question_names(question) == ["wexley", "chess", "society", "1901", "1866"]
+    finally:
+        strategy.close()
