@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from memread.bench.compare import check_same_samples
+from memread.bench.report import _p, _pct, _signed
 from memread.bench.results import ResultsFolder, rescore
 from memread.bench.stats import paired
 
@@ -43,15 +44,6 @@ def load(folder: Path) -> tuple[str, dict[tuple[str, int, str], dict[int, dict[s
 def _answer(record: dict[str, Any]) -> str | None:
     """The answer as scored: the boxed one (case and spaces aside), None for a reply without ``\\boxed{}``."""
     return " ".join(str(record.get("prediction") or "").lower().split()) if record.get("boxed") else None
-
-
-def _pct(value: float) -> str:
-    return f"{100 * value:.1f}"
-
-
-def _signed(value: float) -> str:
-    text = f"{100 * value:+.1f}"
-    return text.replace("-", "−")
 
 
 def report(a_folder: Path, b_folder: Path) -> str:
@@ -80,7 +72,7 @@ def report(a_folder: Path, b_folder: Path) -> str:
             low, high = b_minus_a.interval.low, b_minus_a.interval.high
             lines.append(f"| {task} | {length} | {method} | {b_minus_a.n} | {label} | {_pct(a_mean)} | {_pct(b_mean)} | "
                          f"{_signed(b_minus_a.difference)} [{_signed(low)}, {_signed(high)}] | "
-                         f"{b_minus_a.a_better} | {b_minus_a.b_better} | {b_minus_a.p_value:.2g} |")
+                         f"{b_minus_a.a_better} | {b_minus_a.b_better} | {_p(b_minus_a.p_value)} |")
         same_answer = sum(_answer(x) == _answer(y) for x, y in zip(a, b, strict=True))
         same_reply = sum(x.get("reply") == y.get("reply") for x, y in zip(a, b, strict=True))
         seconds = [sum(float(r.get("seconds") or 0.0) for r in side) / len(common) for side in (a, b)]
