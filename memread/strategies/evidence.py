@@ -71,6 +71,7 @@ REPLY_TOKENS = 48  # "3, 7, 12" needs a few tokens; room for a model that says a
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Þ])")
 _NUMBER = re.compile(r"\b\d{1,4}\b")
 _NAME = re.compile(r"\b(?:[A-Z][\w'’-]*|\d{3,})\b")
+_QUESTION_NAME = re.compile(r"\b(?:[A-Z][\w'’-]*|\d+)\b")  # in a question every number counts, "41" too
 
 
 @dataclass(frozen=True)
@@ -375,12 +376,10 @@ class EvidenceStrategy(Strategy):
                                f"{self.options.cutoff:g} as well as the best chunk does")
             elif self._budget_spent(new_state) and len(read) < len(self.store):
                 exit_reason = f"read {len(read)} of {len(self.store)} chunks (max_read {self.options.max_read:g})"
-        places = "; ".join(dict.fromkeys(_short_place(str(e["where"])) for e in added))
-        summary = (f"kept {len(added)} passage{'s' if len(added) != 1 else ''} ({places})" if added
+        summary = (f"kept {len(added)} passage{'s' if len(added) != 1 else ''} ({_places(added)})" if added
                    else "nothing kept")
         if matched:
-            places = "; ".join(dict.fromkeys(_short_place(str(e["where"])) for e in matched))
-            summary += f", matched {len(matched)} naming the question ({places})"
+            summary += f", matched {len(matched)} naming the question ({_places(matched)})"
         if set_aside:
             summary += f", set aside {len(set_aside)} unrelated"
         if dropped:
@@ -495,6 +494,11 @@ class EvidenceStrategy(Strategy):
         return self.tokenizer.count(text) if self.tokenizer is not None else len(text) // 4 + 1
 
 
+def _places(entries: Iterable[Mapping[str, Any]]) -> str:
+    """Where the entries come from, each place once, for a step's summary."""
+    return "; ".join(dict.fromkeys(_short_place(str(e["where"])) for e in entries))
+
+
 def _short_place(where: str) -> str:
     """``report.pdf p. 12`` as ``p. 12``: the view names the document already."""
     first, _, rest = where.partition(" ")
@@ -526,7 +530,7 @@ def _stems(words: Iterable[str]) -> set[str]:
 def _names_in(question: str) -> list[str]:
     """The capitalised words and numbers of a question, lower-cased, without stop words, each once."""
     names: list[str] = []
-    for name in re.findall(r"\b(?:[A-Z][\w'’-]*|\d+)\b", question):
+    for name in _QUESTION_NAME.findall(question):
         for word in query_terms(name):
             if word not in names:
                 names.append(word)
