@@ -298,23 +298,20 @@ def test_without_the_cutoff_it_stops_after_patience_chunks_without_new_evidence(
     assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]
 
 
-def test_when_the_model_picks_nothing_the_answer_comes_from_the_best_matching_passages_read() -> None:
-    def silent(request: ChatRequest) -> str:
-        prompt = request.messages[-1].content
-        return reader(request) if "<evidence>" in prompt else "none"
+def _silent(request: ChatRequest) -> str:
+    """A model that picks no sentence, and answers from the evidence it is shown."""
+    prompt = request.messages[-1].content
+    return reader(request) if "<evidence>" in prompt else "none"
 
+
+def test_when_the_model_picks_nothing_the_answer_comes_from_the_best_matching_passages_read() -> None:
     no_cover = Settings(**{**SETTINGS.to_dict(), "options": {"cover": False}})
-    events, results, _ = run(no_cover, backend=FakeBackend(silent, tokenizer=CharTokenizer()))
+    events, results, _ = run(no_cover, backend=FakeBackend(_silent, tokenizer=CharTokenizer()))
     steps = [e for e in events if isinstance(e, StepFinished)]
     assert all(not s.state["evidence"] for s in steps)
     memory = results[0].memory  # type: ignore[attr-defined]
     assert memory.startswith("(no sentence was picked yet") and "Corliss Archer" in memory
     assert not [e for e in events if isinstance(e, Warned) and "nothing from the document" in e.message]
-
-
-def _silent(request: ChatRequest) -> str:
-    prompt = request.messages[-1].content
-    return reader(request) if "<evidence>" in prompt else "none"
 
 
 def test_a_sentence_naming_what_the_question_names_is_kept_when_the_model_picks_none() -> None:
