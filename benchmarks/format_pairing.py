@@ -27,6 +27,7 @@ from memread.bench.compare import check_same_samples
 from memread.bench.report import _p, _pct, _signed
 from memread.bench.results import ResultsFolder, rescore
 from memread.bench.stats import paired
+from memread.errors import MemreadError, UsageError
 
 SCORES = (("lenient", "lenient (boxed answer)"), ("whole_reply", "lenient of the whole reply"), ("f1", "F1"))
 
@@ -34,7 +35,8 @@ SCORES = (("lenient", "lenient (boxed answer)"), ("whole_reply", "lenient of the
 def load(folder: Path) -> tuple[str, dict[tuple[str, int, str], dict[int, dict[str, Any]]]]:
     records = [rescore(r) for r in ResultsFolder(folder).records()]
     if not records:
-        sys.exit(f"error: there are no results in {folder}\nhint: run the sweep first (benchmarks/results/bench/README.md)")
+        raise UsageError(f"there are no results in {folder}",
+                         hint="run the sweep first (the commands are in benchmarks/results/bench/README.md)")
     cells: dict[tuple[str, int, str], dict[int, dict[str, Any]]] = defaultdict(dict)
     for record in records:
         cells[(record["task"], int(record["length"]), record["method"])][int(record["index"])] = record
@@ -88,7 +90,11 @@ def main() -> None:
     parser.add_argument("b", type=Path, help="results folder of the format under test")
     parser.add_argument("--out", type=Path, help="write the markdown here (default: print it)")
     args = parser.parse_args()
-    text = report(args.a, args.b)
+    try:
+        text = report(args.a, args.b)
+    except MemreadError as error:  # no results, or folders of different samples: one line and a hint
+        print(f"error: {error.message}" + (f"\n\nhint: {error.hint}" if error.hint else ""), file=sys.stderr)
+        sys.exit(int(error.exit_status))
     if args.out:
         from result_files import command_line
 

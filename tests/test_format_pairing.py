@@ -41,3 +41,17 @@ def test_folders_of_different_samples_are_refused(tmp_path: Path) -> None:
     b = _folder(tmp_path / "b", "y", [record("bm25", 0, True, doc_tokens=9000)])
     with pytest.raises(Exception, match="different samples"):
         format_pairing.report(a, b)
+
+
+def test_the_script_refuses_bad_folders_with_one_line_and_a_hint(tmp_path: Path) -> None:
+    import subprocess
+
+    from memread.errors import ExitStatus
+
+    a = _folder(tmp_path / "a", "x", [record("bm25", 0, True)])
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "format_pairing.py"
+    done = subprocess.run([sys.executable, str(script), str(a), str(tmp_path / "missing")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == ExitStatus.USAGE
+    assert done.stderr.startswith(f"error: there are no results in {tmp_path / 'missing'}\n\nhint: ")
+    assert "Traceback" not in done.stderr
