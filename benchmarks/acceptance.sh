@@ -8,7 +8,8 @@
 #   5. callback's memory as ReMemR1 kept it (the whole reply) against -o memory=update, 50 documents (n=24).
 # Each part writes its own folder under OUT (default benchmarks/results/bench); stop it at any moment (Ctrl-C,
 # kill) and run the same command again: finished samples are skipped. Tables and plots are rewritten as samples
-# finish (summary.md, summary.json, accuracy-TASK.svg); results.jsonl holds third-party text and is git-ignored.
+# finish (summary.md, summary.json, accuracy-TASK.svg, scores.jsonl); results.jsonl holds third-party text and is
+# git-ignored.
 #
 #   bash benchmarks/acceptance.sh                          # llama.cpp, the default model, this machine
 #   bash benchmarks/acceptance.sh OUT --threads 2          # options after OUT go to every memread bench
@@ -21,9 +22,10 @@ set -euo pipefail
 out=${1:-benchmarks/results/bench}
 shift || true
 extra=("$@")
-# The acceptance began on Q4_K_M (the default until the Q4_0 switch, which the paired format run justified); its
-# cells stay on that file so that every method of a folder is paired. MEMREAD_MODEL or --model runs it on another.
-model=${MEMREAD_MODEL:-qwen2.5-coder-1.5b}
+# The default model (Q4_0). The acceptance began on Q4_K_M, the default until the Q4_0 switch; the per-sample
+# results of those cells were not kept between machines, so it starts again on the default, whose cells now
+# commit their scores (scores.jsonl). MEMREAD_MODEL or --model runs it on another model.
+model=${MEMREAD_MODEL:-qwen2.5-coder-1.5b-q4_0}
 for ((i = 0; i < ${#extra[@]}; i++)); do  # a --model among the extra options names the folders
     if [[ ${extra[i]} == --model || ${extra[i]} == -m ]]; then model=${extra[i + 1]}; fi
 done

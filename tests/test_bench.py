@@ -284,6 +284,40 @@ def test_a_parallel_sweep_writes_the_same_records_as_a_serial_one_and_needs_a_ba
     assert refused.value.hint and "--backend openai" in refused.value.hint
 
 
+@pytest.mark.network
+def test_the_scores_file_holds_no_benchmark_text_and_alone_resumes_a_sweep_and_rebuilds_its_tables(
+        bench_data: Path, tokenizer: TiktokenTokenizer, tmp_path: Path) -> None:
+    plan = BenchPlan(tasks=("niah-single",), lengths=(1000,), samples=3, methods=("overwrite", "bm25"),
+                     settings=MethodSettings(LoopSettings(chunk_tokens=500, memory_tokens=100, final_tokens=50),
+                                             rag_passage_tokens=100))
+    first = run_sweep(plan, FakeBackend(_oracle(), tokenizer=tokenizer), tmp_path / "a")
+    text = (tmp_path / "a" / "scores.jsonl").read_text(encoding="utf-8")
+    for record in first.records:  # neither the question, nor the golds, nor what the model wrote from them
+        for value in (record["question"], *record["golds"], record["reply"]):
+            assert value and value not in text
+    public = _lines(tmp_path / "a" / "scores.jsonl")
+    assert [r["key"] for r in public] == [r["key"] for r in first.records]
+    assert [(r["scores"], r["seconds"], r["sample_sha256"]) for r in public] == \
+           [(r["scores"], r["seconds"], r["sample_sha256"]) for r in first.records]
+    tables = markdown(first.records, baseline="bm25")
+
+    # On another machine: the committed folder has run.json and scores.jsonl only. A longer sweep runs only
+    # the new samples, and the tables of the samples both runs have are the same.
+    (tmp_path / "a" / "results.jsonl").unlink()
+    assert markdown(ResultsFolder(tmp_path / "a").records(), baseline="bm25") == tables
+    longer = BenchPlan(tasks=plan.tasks, lengths=plan.lengths, samples=4, methods=plan.methods, settings=plan.settings)
+    again = run_sweep(longer, FakeBackend(_oracle(), tokenizer=tokenizer), tmp_path / "a")
+    assert again.ran == 2 and again.skipped == 6 and len(again.records) == 8
+
+    # A folder of other samples (another data seed) is refused by the samples' digest, text or none.
+    other = BenchPlan(tasks=plan.tasks, lengths=plan.lengths, samples=3, methods=("closed-book",),
+                      settings=plan.settings, data_seed=7)
+    run_sweep(other, FakeBackend(_oracle(), tokenizer=tokenizer), tmp_path / "b")
+    (tmp_path / "b" / "results.jsonl").unlink()
+    status, _out, err = run_memread("bench", "--report", "--out", str(tmp_path / "a"), "--compare", str(tmp_path / "b"))
+    assert status == 2 and "hold different samples" in err
+
+
 def test_a_results_folder_refuses_to_mix_runs_of_different_settings(tmp_path: Path) -> None:
     folder = ResultsFolder(tmp_path)
     folder.open({"model": "a", "loop": {"chunk_tokens": 5000}})
@@ -369,11 +403,12 @@ def test_the_smoke_preset_runs_smollm2_end_to_end_and_a_second_run_only_redoes_w
     assert (smoke_out / "summary.md").read_text(encoding="utf-8").strip() == out.strip()
     _svg((smoke_out / "accuracy-niah-single.svg").read_text(encoding="utf-8"))
 
-    # Interrupted mid-write: the last record is torn, another sample is missing. A second run heals the file,
-    # redoes exactly those two and skips the other four.
-    text = (smoke_out / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    kept = [line for line in text if '"niah-single/300/0/full"' not in line]
-    (smoke_out / "results.jsonl").write_text("".join(kept)[:-40], encoding="utf-8")
+    # Interrupted mid-write: the last record is torn, another sample is missing (from both files). A second run
+    # heals the files, redoes exactly those two and skips the other four.
+    for name in ("results.jsonl", "scores.jsonl"):
+        text = (smoke_out / name).read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [line for line in text if '"niah-single/300/0/full"' not in line]
+        (smoke_out / name).write_text("".join(kept)[:-40], encoding="utf-8")
     status, _out, err = run_memread("bench", "--smoke", "--out", str(smoke_out))
     assert status == 0, err
     assert "2 samples run, 4 already done" in err

@@ -25,7 +25,7 @@ from memread.bench.results import ResultsFolder, rescore
 from memread.bench.stats import PairedDifference, paired
 from memread.errors import UsageError
 
-SAMPLE_FIELDS = ("question", "golds", "doc_tokens", "context_sha256")
+SAMPLE_FIELDS = ("question", "golds", "doc_tokens", "context_sha256", "sample_sha256")
 
 
 def combine(folder: Path, others: Sequence[Path] = ()) -> list[dict[str, Any]]:
@@ -60,8 +60,8 @@ def sample_key(record: dict[str, Any]) -> tuple[str, int, int]:
 
 
 def check_same_samples(records: Iterable[dict[str, Any]]) -> None:
-    """UsageError unless every record of a sample key describes the same sample (question, golds, document
-    tokens, and the document's sha256 when both records have it)."""
+    """UsageError unless every record of a sample key describes the same sample: document tokens, and each of
+    question, golds, the document's sha256 and the sample's digest that both records have."""
     first: dict[tuple[str, int, int], dict[str, Any]] = {}
     for record in records:
         key = sample_key(record)
@@ -70,8 +70,8 @@ def check_same_samples(records: Iterable[dict[str, Any]]) -> None:
             continue
         for name in SAMPLE_FIELDS:
             mine, theirs = record.get(name), other.get(name)
-            if name == "context_sha256" and (mine is None or theirs is None):
-                continue
+            if name != "doc_tokens" and (mine is None or theirs is None):
+                continue  # a field one record lacks (scores.jsonl holds no text; older records no hashes)
             if mine != theirs:
                 where = " and ".join(sorted({str(other.get("source", "this folder")),
                                              str(record.get("source", "this folder"))}))

@@ -27,6 +27,13 @@ shown as N/A.
 Resuming: a record is written (and fsynced) only when its sample is finished, so the file never holds half a
 sample; on a second run every key already in the file is skipped. Every record carries the run's config
 fingerprint, and a results folder refuses to mix runs made with different models or settings.
+
+Two files per folder: ``results.jsonl`` holds the whole record (question, golds, reply: the benchmarks'
+third-party text, never committed) and ``scores.jsonl`` the same record without any text (:data:`TEXT_FIELDS`):
+key, scores, status, whether the answer was boxed, seconds, tokens, and hashes of the sample. The scores file is
+what a repository commits: the tables, the paired differences and resuming work from it alone, so a sweep
+carries on, on another machine, from the scores of the samples it finished (its records cannot be re-scored
+with later rules, having no reply: they keep the scores they were made with).
 """
 
 from __future__ import annotations
@@ -53,7 +60,10 @@ from memread.errors import TraceError, UsageError
 
 SCHEMA = 1
 RESULTS_NAME = "results.jsonl"
+SCORES_NAME = "scores.jsonl"
 CONFIG_NAME = "run.json"
+# The fields of a record that hold a benchmark's text (or text a model wrote from it): left out of scores.jsonl.
+TEXT_FIELDS = ("question", "golds", "prediction", "reply", "kept", "meta", "error", "note")
 
 
 SCORES = ("lenient", "strict", "f1", "recall", "whole_reply", "kept")
@@ -98,7 +108,10 @@ def _recall(metric: str, text: str | None, golds: Sequence[str]) -> float:
 
 
 def rescore(record: dict[str, Any]) -> dict[str, Any]:
-    """``record`` with ``scores`` and ``score`` recomputed by :func:`score_values` from its stored reply."""
+    """``record`` with ``scores`` and ``score`` recomputed by :func:`score_values` from its stored reply; a
+    record of scores.jsonl (no reply stored) as it is."""
+    if "reply" not in record:
+        return record
     boxed = bool(record.get("boxed"))
     scores = score_values(record.get("metric", "qa"), record.get("golds") or [], status=record.get("status", "error"),
                           prediction=_today(record), reply=record.get("reply") or "", boxed=boxed,
@@ -134,10 +147,27 @@ def record_key(task: str, length: int, index: int, method: str) -> str:
     return f"{task}/{length}/{index}/{method}"
 
 
+def sample_digest(question: str, golds: Sequence[str], context_sha256: str) -> str:
+    """One hash of what a sample is (question, golds, document): two records answered the same sample when
+    their digests are equal, even when neither holds the text."""
+    blob = json.dumps([question, list(golds), context_sha256], ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()
+
+
+def scores_record(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` without its text (:data:`TEXT_FIELDS`), as scores.jsonl holds it."""
+    public = {name: value for name, value in record.items() if name not in TEXT_FIELDS}
+    if "sample_sha256" not in public and "question" in record and "context_sha256" in record:
+        public["sample_sha256"] = sample_digest(record["question"], record.get("golds") or [],
+                                                record["context_sha256"])
+    return public
+
+
 def make_record(sample: Sample, method: str, outcome: Outcome, *, doc_tokens: int, unit: str,
                 config_id: str, run_info: dict[str, Any]) -> dict[str, Any]:
     scores = score(sample, outcome)
     main = scores[primary(sample.metric)]
+    context_sha256 = hashlib.sha256(sample.context.encode("utf-8")).hexdigest()
     return {
         "schema": SCHEMA,
         "key": record_key(sample.task, sample.length, sample.index, method),
@@ -152,7 +182,8 @@ def make_record(sample: Sample, method: str, outcome: Outcome, *, doc_tokens: in
         "doc_tokens": doc_tokens,
         # The document itself is not stored (third-party text); its hash tells, across results folders,
         # whether two records answered the same sample.
-        "context_sha256": hashlib.sha256(sample.context.encode("utf-8")).hexdigest(),
+        "context_sha256": context_sha256,
+        "sample_sha256": sample_digest(sample.question, sample.golds, context_sha256),
         **outcome.to_dict(),
         "scores": scores,
         "score": None if outcome.status == "n/a" else main,
@@ -196,21 +227,39 @@ def compare_configs(stored: dict[str, Any], config: dict[str, Any],
 
 
 class ResultsFolder:
-    """``DIR/run.json`` (the run's config) and ``DIR/results.jsonl`` (one record per finished sample)."""
+    """``DIR/run.json`` (the run's config), ``DIR/results.jsonl`` (one whole record per finished sample) and
+    ``DIR/scores.jsonl`` (the same records without their text)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.results = folder / RESULTS_NAME
+        self.scores = folder / SCORES_NAME
         self.config_path = folder / CONFIG_NAME
 
     def records(self) -> list[dict[str, Any]]:
-        """Every complete record (a torn last line from a crash is ignored)."""
-        return list(self._iter())
+        """Every complete record (a torn last line from a crash is ignored): the whole records of results.jsonl,
+        then, for the samples it lacks (a folder copied without it), those of scores.jsonl."""
+        whole = list(self._iter(self.results))
+        have = {r["key"] for r in whole}
+        return whole + [r for r in self._iter(self.scores) if r["key"] not in have]
 
-    def _iter(self) -> Iterator[dict[str, Any]]:
-        if not self.results.exists():
+    def write_scores(self) -> Path:
+        """Rewrite scores.jsonl from the folder's records (for a folder made before it existed); atomic."""
+        lines = "".join(json.dumps(scores_record(r), ensure_ascii=False) + "\n" for r in self.records())
+        partial = self.scores.with_name(self.scores.name + ".partial")
+        try:
+            partial.write_text(lines, encoding="utf-8")
+            os.replace(partial, self.scores)
+        except OSError as error:
+            raise TraceError(f"cannot write {self.scores}: {error.strerror}",
+                             hint="choose a writable --out folder") from None
+        return self.scores
+
+    @staticmethod
+    def _iter(path: Path) -> Iterator[dict[str, Any]]:
+        if not path.exists():
             return
-        with open(self.results, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8") as handle:
             for line in handle:
                 if not line.endswith("\n"):
                     break  # torn write: the sample is run again
@@ -253,31 +302,35 @@ class ResultsFolder:
         except ValueError:
             raise UsageError(f"{self.config_path} is not valid JSON",
                              hint="delete it (the results stay) or use another --out folder") from None
-        self._heal_torn_tail()
-        return config_id, {r["key"] for r in self._iter() if r.get("config") == config_id}
+        for path in (self.results, self.scores):
+            self._heal_torn_tail(path)
+        return config_id, {r["key"] for r in self.records() if r.get("config") == config_id}
 
     def _write_config(self, content: dict[str, Any]) -> None:
         partial = self.config_path.with_name(self.config_path.name + ".partial")
         partial.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         os.replace(partial, self.config_path)
 
-    def _heal_torn_tail(self) -> None:
+    @staticmethod
+    def _heal_torn_tail(path: Path) -> None:
         """Cut a partial last line (a crash mid-write) so the next record starts on its own line."""
-        if not self.results.exists():
+        if not path.exists():
             return
-        data = self.results.read_bytes()
+        data = path.read_bytes()
         if data and not data.endswith(b"\n"):
-            with open(self.results, "r+b") as handle:
+            with open(path, "r+b") as handle:
                 handle.truncate(data.rfind(b"\n") + 1)
 
     def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False) + "\n"
-        try:
-            with open(self.results, "a", encoding="utf-8") as handle:
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
-        except OSError as error:
-            raise TraceError(f"cannot write {self.results}: {error.strerror}",
-                             hint="free some disk space; finished samples are kept and skipped on the next run") \
-                from None
+        """Write one finished sample: its whole record, then its scores (a crash between the two leaves the
+        sample in results.jsonl, whose records win, and the next report's scores file has it)."""
+        for path, content in ((self.results, record), (self.scores, scores_record(record))):
+            try:
+                with open(path, "a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(content, ensure_ascii=False) + "\n")
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            except OSError as error:
+                raise TraceError(f"cannot write {path}: {error.strerror}",
+                                 hint="free some disk space; finished samples are kept and skipped on the next "
+                                 "run") from None

@@ -217,6 +217,10 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
 def _finish(env: Any, folder: Path, records: list[dict[str, Any]], json_output: bool, write_report: Any,
             markdown: Any, json: Any, baseline: str | None = None) -> None:
     written = write_report(folder, records, baseline=baseline)
+    from memread.bench.results import ResultsFolder
+
+    if ResultsFolder(folder).results.exists():
+        written.append(ResultsFolder(folder).write_scores())  # a folder made before scores.jsonl existed
     if json_output:
         env.out((folder / "summary.json").read_text(encoding="utf-8").rstrip())
     else:
