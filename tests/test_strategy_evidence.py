@@ -369,3 +369,47 @@ def test_the_question_names_are_its_capitalised_words_and_numbers_that_tell_chun
         assert strategy.question_names(question) == ["wexley", "chess", "society", "1901", "1866"]
     finally:
         strategy.close()
+
+
+BRIDGE = "What is the highest peak in the mountain range in which Elk Valley is located?"
+ELK = "Document {i}:\nElk Valley\nElk Valley is a small community in the Cumberland Mountains, near Jellico.\n\n"
+RANGE = ("Document {i}:\nCumberland Mountains\nThe Cumberland Mountains lie in Tennessee and Kentucky. "
+         "Their highest peak is High Knob, near Norton.\n\n")
+OTHER_RANGE = "Document {i}:\nBalkan Mountains\nThe highest peak of the Balkan Mountains is Botev.\n\n"
+
+
+def _bridge_document() -> str:
+    parts = [FILLER.format(i=i) for i in range(12)]
+    parts[2], parts[6], parts[10] = OTHER_RANGE.format(i=2), ELK.format(i=6), RANGE.format(i=10)
+    return "".join(parts)
+
+
+def _first_hop_only(request: ChatRequest) -> str:
+    """A model that picks the sentence about Elk Valley and never the one about the range's highest peak."""
+    prompt = request.messages[-1].content
+    if "<evidence>" in prompt:
+        return "\\boxed{High Knob}" if "High Knob" in prompt else "\\boxed{unknown}"
+    return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if t.startswith("Elk Valley is")) or "none"
+
+
+@pytest.mark.parametrize("link", [True, False])
+def test_the_sentence_about_what_the_evidence_names_that_shares_the_question_s_words_is_linked(link: bool) -> None:
+    settings = Settings(**{**SETTINGS.to_dict(), "options": {"link": link, "cutoff": 0.0}})
+    events, results, _ = run(settings, questions=(BRIDGE,), text=_bridge_document(),
+                             backend=FakeBackend(_first_hop_only, tokenizer=CharTokenizer()))
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    memory = results[0].memory  # type: ignore[attr-defined]
+    assert "Elk Valley is a small community" in memory
+    # The other range shares the question's words ("highest peak", "Mountains") but nothing the evidence
+    # names: never linked, whether or not it was read.
+    assert "Botev" not in memory
+    if link:
+        linked = [s for s in steps if s.decisions["linked"]]
+        assert [s.decisions["linked"] for s in linked] == [[  # with the sentence before it, as a pick is kept
+            "The Cumberland Mountains lie in Tennessee and Kentucky. Their highest peak is High Knob, near Norton."]]
+        assert "linked 1 about what the evidence names" in linked[0].summary
+        assert results[0].answer == "High Knob"  # type: ignore[attr-defined]
+    else:
+        assert "High Knob" not in memory and results[0].answer == "unknown"  # type: ignore[attr-defined]
+    # A link is code's guess, not new evidence: reading stops after `patience` chunks without a pick either way.
+    assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 2 chunks in a row added none"]

@@ -61,6 +61,7 @@ NO_EVIDENCE = ""
 BEST_MATCHES = "(no sentence was picked yet; the passages read so far that best match the question:)\n"
 FALLBACK_PASSAGES = 4
 COVER_PER_CHUNK = 2  # sentences code keeps from one chunk for the question's names the evidence lacks
+LINK_WORDS = 2  # words of the question (not its names) a sentence about an evidence name shares to be kept
 
 CANDIDATES = 200  # best matches of the question, and of the evidence's names, ranked at each step
 MAX_UNITS = 150  # numbered sentences per passage at most (shorter neighbours are joined): bounds the numbering
@@ -92,6 +93,10 @@ class EvidenceOptions:
         "help": "also keep, from each chunk read, the sentence that best matches a name of the question the "
                 "evidence does not hold yet, and read on until the evidence holds every name of the question the "
                 "document does; off: the model's picks only"})
+    link: bool = field(default=True, metadata={
+        "help": "also keep, from each chunk read, the sentence about something the evidence names (a rare name it "
+                "brought up) that shares two words with the question: the second hop a small model misses "
+                "(\"the highest peak\" of the range the evidence found); off: not"})
     context: int = field(default=2, metadata={
         "min": 0, "help": "sentences after a picked one on its line (its paragraph) kept with it, besides the one "
                           "before it"})
@@ -173,6 +178,7 @@ class EvidenceStrategy(Strategy):
         self._question_scores: dict[str, tuple[int, list[tuple[int, float]]]] = {}  # question -> (limit, top)
         self._questions: dict[int, str] = {}
         self._names: dict[str, list[str]] = {}  # question -> its names that the document holds
+        self._rare: dict[str, bool] = {}  # name -> whether at most half the chunks hold it
 
     # --- the document ---------------------------------------------------------------------------------
 
@@ -183,6 +189,7 @@ class EvidenceStrategy(Strategy):
         self._store.add_all(chunks)
         self._question_scores.clear()
         self._names.clear()
+        self._rare.clear()
 
     @property
     def store(self) -> ChunkStore:
@@ -292,6 +299,18 @@ class EvidenceStrategy(Strategy):
                                      if 0 < len(self.store.top(name, limit + 1)) <= limit]
         return self._names[question]
 
+    def _rare_names(self, names: Iterable[str]) -> list[str]:
+        """The ``names`` (lower-case words) that the document holds in at most half of its chunks: a name in
+        every other chunk ("American") links nothing."""
+        limit = max(1, len(self.store) // 2)
+        rare = []
+        for name in names:
+            if name not in self._rare:
+                self._rare[name] = 0 < len(self.store.top(name, limit + 1)) <= limit
+            if self._rare[name]:
+                rare.append(name)
+        return rare
+
     def _uncovered(self, question: str, evidence: Iterable[Mapping[str, Any]]) -> list[str]:
         """The question's names that the document holds and the evidence does not (yet)."""
         if not self.options.cover:
@@ -356,7 +375,17 @@ class EvidenceStrategy(Strategy):
             covered.append((entry["start"], entry["end"]))
             evidence.append(entry)
             matched.append(entry)
+        linked: list[dict[str, Any]] = []
+        if self.options.link:
+            position = _best_link(found, covered, set(self._rare_names(evidence_names(evidence, question))),
+                                  question)
+            if position is not None:
+                entry = self._passage(chunk, found, position, covered, read=len(read), rank=0)
+                covered.append((entry["start"], entry["end"]))
+                evidence.append(entry)
+                linked.append(entry)
         evidence, dropped = self._bounded(evidence, question)
+        # A link is code's guess at the second hop: it does not count as new evidence for stopping.
         barren = 0 if added or matched else int(state.get("barren", 0)) + 1
         before = self.memory(state)
         new_state = {**state, "evidence": evidence, "read": read, "barren": barren}
@@ -380,6 +409,8 @@ class EvidenceStrategy(Strategy):
                    else "nothing kept")
         if matched:
             summary += f", matched {len(matched)} naming the question ({_places(matched)})"
+        if linked:
+            summary += f", linked 1 about what the evidence names ({_places(linked)})"
         if set_aside:
             summary += f", set aside {len(set_aside)} unrelated"
         if dropped:
@@ -388,7 +419,8 @@ class EvidenceStrategy(Strategy):
                           truncated=completion.finish_reason == "length", exit=bool(exit_reason),
                           exit_reason=exit_reason or "exit-gate",
                           decisions={"picked": picks, "kept": [e["text"] for e in added],
-                                     "matched": [e["text"] for e in matched], "set_aside": set_aside,
+                                     "matched": [e["text"] for e in matched],
+                                     "linked": [e["text"] for e in linked], "set_aside": set_aside,
                                      "dropped": dropped, "read": len(read)},
                           summary=summary, parse_issues=tuple(issues))
 
@@ -554,6 +586,32 @@ def _best_cover(found: Sequence[Unit], covered: Sequence[tuple[int, int]], missi
         titled = own | _stems(query_terms(_heading(found, number)))
         key = (len(wanted & titled), len(wanted & own), len(asked & own), -number)
         if key[0] and (best is None or key > best):
+            best, position = key, number
+    return position
+
+
+def _best_link(found: Sequence[Unit], covered: Sequence[tuple[int, int]], names: set[str],
+               question: str) -> int | None:
+    """The sentence of a passage about one of the evidence's ``names`` (in it or in its title) that shares the
+    most words with the question besides the question's own names, at least :data:`LINK_WORDS` of them (all of
+    them when the question has fewer): "Their highest peak … is High Knob" under "Cumberland Mountains" once
+    the evidence says Elk Valley is in the Cumberland Mountains. Then the most names, then the earliest; None
+    if no sentence qualifies."""
+    asked = _stems(query_terms(question))
+    relation = asked - _stems(_names_in(question))
+    need = min(LINK_WORDS, len(relation))
+    wanted = _stems(names) - asked  # "Mountains" of a title is no link for a question about a mountain range
+    if not wanted or not need:
+        return None
+    best: tuple[int, int, int] | None = None
+    position = None
+    for number, unit in enumerate(found):
+        if unit.heading or _covered(unit, covered):
+            continue
+        own = _stems(query_terms(unit.text))
+        about = wanted & (own | _stems(query_terms(_heading(found, number))))
+        key = (len(relation & own), len(about), -number)
+        if about and key[0] >= need and (best is None or key > best):
             best, position = key, number
     return position
 
