@@ -291,6 +291,21 @@ def test_a_pick_that_shares_no_word_with_the_question_or_the_evidence_is_set_asi
     assert any(s.decisions["set_aside"] for s in steps) and "set aside" in " ".join(s.summary for s in steps)
 
 
+def test_a_pick_linked_to_the_evidence_only_by_a_name_most_chunks_hold_is_set_aside() -> None:
+    def careless(request: ChatRequest) -> str:  # picks the gulls, whatever the question
+        prompt = request.messages[-1].content
+        if "<evidence>" in prompt:
+            return reader(request)
+        return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if "Gulls" in t or "Corliss" in t)
+
+    # The evidence (the film) says "American"; so does every filler document's gull sentence.
+    text = document().replace("Gulls nested on the pier.", "Gulls nested on the American pier.")
+    events, _, _ = run(SETTINGS, text=text, backend=FakeBackend(careless, tokenizer=CharTokenizer()))
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    assert "American comedy film" in steps[0].memory and len(steps) > 1
+    assert all("Gulls" not in s.memory for s in steps) and all(s.decisions["set_aside"] for s in steps)
+
+
 def test_without_the_cutoff_it_stops_after_patience_chunks_without_new_evidence() -> None:
     events, results, _ = run(Settings(**{**SETTINGS.to_dict(), "options": {"cutoff": 0.0, "patience": 2}}))
     assert sum(isinstance(e, StepStarted) for e in events) == 4

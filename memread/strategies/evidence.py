@@ -351,7 +351,9 @@ class EvidenceStrategy(Strategy):
         evidence = [dict(entry) for entry in state.get("evidence", [])]
         covered = [(int(e["start"]), int(e["end"])) for e in evidence if e["chunk"] == chunk.index]
         read = [*state.get("read", []), chunk.index]
-        wanted = _stems(query_terms(question)) | _stems(evidence_names(evidence, question))
+        # What a pick must share a word with: the question, or a name the evidence brought up that tells chunks
+        # apart (a pick linked only by "American", in most chunks, is what a small model picks at random).
+        wanted = _stems(query_terms(question)) | _stems(self._rare_names(evidence_names(evidence, question)))
         added, set_aside = [], []
         for rank, number in enumerate(picks):
             position = _sentence_at(found, number - 1)  # a title or heading picked: the sentence under it
@@ -359,7 +361,7 @@ class EvidenceStrategy(Strategy):
                 continue
             entry = self._passage(chunk, found, position, covered, read=len(read), rank=rank + 1)
             if not wanted & _stems(query_terms(f"{entry['head']} {entry['text']}")):
-                # Shares no word with the question or the names the evidence brought up: small models pick
+                # Shares no word with the question or the rare names the evidence brought up: small models pick
                 # such sentences when they find nothing better. Recorded, not kept.
                 set_aside.append(number)
                 continue
