@@ -428,3 +428,31 @@ def test_the_sentence_about_what_the_evidence_names_that_shares_the_question_s_w
         assert "High Knob" not in memory and results[0].answer == "unknown"  # type: ignore[attr-defined]
     # A link is code's guess, not new evidence: reading stops after `patience` chunks without a pick either way.
     assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 2 chunks in a row added none"]
+
+
+BAND_QUESTION = "Who is the current drummer of the band who did the song Lovers Do?"
+SONG = "Document {i}:\nLovers Do\nLovers Do is a 2017 song by the pop band Maroon Five.\n\n"
+BAND = ("Document {i}:\nMaroon Five\nMaroon Five is a pop rock band from Los Angeles. It consists of "
+        "singer Adam Levine and drummer Matt Flynn.\n\n")
+YEAR = ("Document {i}:\nThe Unguided\nThe Unguided is a metal band. In 2017 the band found its current drummer, "
+        "Richard Schill.\n\n")
+
+
+def test_a_link_reads_the_sentence_with_the_next_one_of_its_paragraph_and_never_links_by_a_year() -> None:
+    parts = [FILLER.format(i=i) for i in range(12)]
+    parts[3], parts[7], parts[10] = SONG.format(i=3), BAND.format(i=7), YEAR.format(i=10)
+
+    def song_only(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if "<evidence>" in prompt:
+            return "\\boxed{Matt Flynn}" if "Matt Flynn" in prompt and "Schill" not in prompt else "\\boxed{unknown}"
+        return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if t.startswith("Lovers Do is")) or "none"
+
+    settings = Settings(**{**SETTINGS.to_dict(), "options": {"cutoff": 0.0, "patience": 3}})
+    events, results, _ = run(settings, questions=(BAND_QUESTION,), text="".join(parts),
+                             backend=FakeBackend(song_only, tokenizer=CharTokenizer()))
+    linked = [t for e in events if isinstance(e, StepFinished) for t in e.decisions["linked"]]
+    # "band" in one sentence, "drummer" in the next: together they share two words with the question.
+    assert linked == ["Maroon Five is a pop rock band from Los Angeles. It consists of singer Adam Levine and "
+                      "drummer Matt Flynn."]
+    assert results[0].answer == "Matt Flynn"  # type: ignore[attr-defined]

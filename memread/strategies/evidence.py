@@ -594,15 +594,16 @@ def _best_cover(found: Sequence[Unit], covered: Sequence[tuple[int, int]], missi
 
 def _best_link(found: Sequence[Unit], covered: Sequence[tuple[int, int]], names: set[str],
                question: str) -> int | None:
-    """The sentence of a passage about one of the evidence's ``names`` (in it or in its title) that shares the
-    most words with the question besides the question's own names, at least :data:`LINK_WORDS` of them (all of
-    them when the question has fewer): "Their highest peak … is High Knob" under "Cumberland Mountains" once
+    """The sentence of a passage about one of the evidence's ``names`` (in it or in its title) that, with the
+    next sentence of its paragraph, shares the most words with the question besides the question's own names,
+    at least :data:`LINK_WORDS` of them (all of them when the question has fewer): "Their highest peak … is High Knob" under "Cumberland Mountains" once
     the evidence says Elk Valley is in the Cumberland Mountains. Then the most names, then the earliest; None
     if no sentence qualifies."""
     asked = _stems(query_terms(question))
     relation = asked - _stems(_names_in(question))
     need = min(LINK_WORDS, len(relation))
-    wanted = _stems(names) - asked  # "Mountains" of a title is no link for a question about a mountain range
+    # "Mountains" of a title is no link for a question about a mountain range, nor a year shared with the evidence.
+    wanted = {name for name in _stems(names) - asked if not name.isdigit()}
     if not wanted or not need:
         return None
     best: tuple[int, int, int] | None = None
@@ -610,7 +611,11 @@ def _best_link(found: Sequence[Unit], covered: Sequence[tuple[int, int]], names:
     for number, unit in enumerate(found):
         if unit.heading or _covered(unit, covered):
             continue
-        own = _stems(query_terms(unit.text))
+        # The sentence and the next one of its paragraph, both kept with it: "Maroon 5 is an American pop rock
+        # band … It currently consists of … drummer Matt Flynn" answers "the current drummer of the band".
+        after = found[number + 1] if number + 1 < len(found) else None
+        text = unit.text if after is None or after.heading or after.line != unit.line else f"{unit.text} {after.text}"
+        own = _stems(query_terms(text))
         about = wanted & (own | _stems(query_terms(_heading(found, number))))
         key = (len(relation & own), len(about), -number)
         if about and key[0] >= need and (best is None or key > best):
