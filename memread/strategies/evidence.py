@@ -95,8 +95,9 @@ class EvidenceOptions:
                 "document does; off: the model's picks only"})
     link: bool = field(default=True, metadata={
         "help": "also keep, from each chunk read, the sentence about something the evidence names (a rare name it "
-                "brought up) that shares two words with the question: the second hop a small model misses "
-                "(\"the highest peak\" of the range the evidence found); off: not"})
+                "brought up, not a year) that, with the next sentence of its paragraph, shares two words with the "
+                "question: the second hop a small model misses (\"the highest peak\" of the range the evidence "
+                "found); it does not count as new evidence for stopping; off: not"})
     context: int = field(default=2, metadata={
         "min": 0, "help": "sentences after a picked one on its line (its paragraph) kept with it, besides the one "
                           "before it"})
