@@ -19,6 +19,10 @@ the sentences of a short passage that bear on a question, and moves every other 
   holding the answer and picked other sentences). So from each chunk read, code also keeps the sentence that
   best matches a name of the question (a capitalised word or a number) that the evidence does not hold yet, and
   the reading goes on to the chunks that hold such names: a comparison ("A or B?") needs both.
+* **Link the second hop.** Once the evidence names something rare (a range, a band), code also keeps from each
+  chunk read the sentence about it that shares two words with the question besides its names ("Their highest
+  peak is High Knob" under "Cumberland Mountains"): the model, shown both hops in one chunk, often picks only the
+  first. A link is code's guess, so it does not count as new evidence for stopping.
 * **Stop in code.** A question stops reading once it has evidence, every name of the question that the document
   holds is in it, and ``patience`` chunks in a row added none (the rest of the ranking has stopped paying), or
   when it has read ``max_read`` of the chunks; without the exit gate (``--no-exit-gate``, for "list all X"
@@ -597,9 +601,9 @@ def _best_link(found: Sequence[Unit], covered: Sequence[tuple[int, int]], names:
                question: str) -> int | None:
     """The sentence of a passage about one of the evidence's ``names`` (in it or in its title) that, with the
     next sentence of its paragraph, shares the most words with the question besides the question's own names,
-    at least :data:`LINK_WORDS` of them (all of them when the question has fewer): "Their highest peak … is High Knob" under "Cumberland Mountains" once
-    the evidence says Elk Valley is in the Cumberland Mountains. Then the most names, then the earliest; None
-    if no sentence qualifies."""
+    at least :data:`LINK_WORDS` of them (all of them when the question has fewer): "Their highest peak … is High
+    Knob" under "Cumberland Mountains" once the evidence says Elk Valley is in the Cumberland Mountains. Then the
+    most names, then the earliest; None if no sentence qualifies."""
     asked = _stems(query_terms(question))
     relation = asked - _stems(_names_in(question))
     need = min(LINK_WORDS, len(relation))
