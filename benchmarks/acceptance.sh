@@ -6,7 +6,8 @@
 #   3. NIAH single-key at 32K and 128K tokens: evidence, BM25-RAG;
 #   4. the slow cells last: overwrite at 50 documents (n=48), NIAH 32K (n=16) and 400 documents (n=16);
 #   5. callback's memory as ReMemR1 kept it (the whole reply) against -o memory=update, 50 documents (n=24).
-# Each part writes its own folder under OUT (default benchmarks/results/bench); stop it at any moment (Ctrl-C,
+# Each part writes its own folder under OUT (default benchmarks/results/bench; the 50-document one is
+# hqa50-acceptance-MODEL, as hqa50-MODEL holds the format comparison's tables); stop it at any moment (Ctrl-C,
 # kill) and run the same command again: finished samples are skipped. Tables and plots are rewritten as samples
 # finish (summary.md, summary.json, accuracy-TASK.svg, scores.jsonl); results.jsonl holds third-party text and is
 # git-ignored.
@@ -36,9 +37,9 @@ name=${name%.gguf}
 bench() { memread bench "$@" "${extra[@]}"; }
 
 bench hqa --lengths 400 --samples 32 --methods evidence,bm25,closed-book --out "$out/hqa400-$name"
-bench hqa --lengths 50 --samples 48 --methods evidence,full,bm25,closed-book --out "$out/hqa50-$name"
+bench hqa --lengths 50 --samples 48 --methods evidence,full,bm25,closed-book --out "$out/hqa50-acceptance-$name"
 bench niah-single --lengths 32K,128K --samples 16 --methods evidence,bm25 --out "$out/niah-$name"
-bench hqa --lengths 50 --samples 48 --methods overwrite --out "$out/hqa50-$name"
+bench hqa --lengths 50 --samples 48 --methods overwrite --out "$out/hqa50-acceptance-$name"
 bench niah-single --lengths 32K --samples 16 --methods overwrite --out "$out/niah-$name"
 bench hqa --lengths 400 --samples 16 --methods overwrite --out "$out/hqa400-$name"
 bench hqa --lengths 50 --samples 24 --methods callback --out "$out/hqa50-callback-reply-$name"
