@@ -60,6 +60,11 @@ def _steps(backend: Any, stop_on_check_no: bool) -> list[StepFinished]:
 def test_stopping_at_check_no_generates_fewer_tokens_and_keeps_the_memory(qwen_backend: Any) -> None:
     early = _steps(qwen_backend, stop_on_check_no=True)
     full = _steps(qwen_backend, stop_on_check_no=False)
+    if not any("<check>no</check>" in step.reply for step in full):
+        # The model's greedy replies differ between llama.cpp builds: some builds' Qwen skips the <check> tag on
+        # these chunks, and then there is no "no" to stop at. That is the model's format, not the early stop.
+        pytest.skip("this llama.cpp build's Qwen wrote no <check>no</check> on these chunks: "
+                    + repr([step.reply[:80] for step in full]))
     assert any(step.stopped_early for step in early), [step.reply for step in early]
     assert sum(s.completion_tokens for s in early) < sum(s.completion_tokens for s in full)
     for step in early:
