@@ -278,29 +278,25 @@ def test_the_trace_replays_with_the_reading_order_and_what_each_step_kept(tmp_pa
     assert [c["where"] for c in result["lanes"][0]["citations"]][0].startswith("hqa.txt line ")
 
 
-def test_a_pick_that_shares_no_word_with_the_question_or_the_evidence_is_set_aside() -> None:
-    def careless(request: ChatRequest) -> str:  # picks the gulls, whatever the question
-        prompt = request.messages[-1].content
-        if "<evidence>" in prompt:
-            return reader(request)
-        return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if "Gulls" in t or "Corliss" in t)
+def _careless(request: ChatRequest) -> str:
+    """A model that picks the gulls, whatever the question (and Corliss Archer), and answers from the evidence."""
+    prompt = request.messages[-1].content
+    if "<evidence>" in prompt:
+        return reader(request)
+    return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if "Gulls" in t or "Corliss" in t)
 
-    events, _, _ = run(SETTINGS, backend=FakeBackend(careless, tokenizer=CharTokenizer()))
+
+def test_a_pick_that_shares_no_word_with_the_question_or_the_evidence_is_set_aside() -> None:
+    events, _, _ = run(SETTINGS, backend=FakeBackend(_careless, tokenizer=CharTokenizer()))
     steps = [e for e in events if isinstance(e, StepFinished)]
     assert all("Gulls" not in s.memory for s in steps) and "Corliss Archer" in steps[-1].memory
     assert any(s.decisions["set_aside"] for s in steps) and "set aside" in " ".join(s.summary for s in steps)
 
 
 def test_a_pick_linked_to_the_evidence_only_by_a_name_most_chunks_hold_is_set_aside() -> None:
-    def careless(request: ChatRequest) -> str:  # picks the gulls, whatever the question
-        prompt = request.messages[-1].content
-        if "<evidence>" in prompt:
-            return reader(request)
-        return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if "Gulls" in t or "Corliss" in t)
-
     # The evidence (the film) says "American"; so does every filler document's gull sentence.
     text = document().replace("Gulls nested on the pier.", "Gulls nested on the American pier.")
-    events, _, _ = run(SETTINGS, text=text, backend=FakeBackend(careless, tokenizer=CharTokenizer()))
+    events, _, _ = run(SETTINGS, text=text, backend=FakeBackend(_careless, tokenizer=CharTokenizer()))
     steps = [e for e in events if isinstance(e, StepFinished)]
     assert "American comedy film" in steps[0].memory and len(steps) > 1
     assert all("Gulls" not in s.memory for s in steps) and all(s.decisions["set_aside"] for s in steps)

@@ -219,8 +219,9 @@ def _finish(env: Any, folder: Path, records: list[dict[str, Any]], json_output: 
     written = write_report(folder, records, baseline=baseline)
     from memread.bench.results import ResultsFolder
 
-    if ResultsFolder(folder).results.exists():
-        written.append(ResultsFolder(folder).write_scores())  # a folder made before scores.jsonl existed
+    results = ResultsFolder(folder)
+    if results.results.exists():
+        written.append(results.write_scores())  # a folder made before scores.jsonl existed
     if json_output:
         env.out((folder / "summary.json").read_text(encoding="utf-8").rstrip())
     else:

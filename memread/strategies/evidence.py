@@ -299,9 +299,7 @@ class EvidenceStrategy(Strategy):
         """The question's names (capitalised words and numbers, as lower-case words) that the document holds in
         at least one chunk and at most half of them (a name in every chunk tells no chunk apart)."""
         if question not in self._names:
-            limit = max(1, len(self.store) // 2)
-            self._names[question] = [name for name in _names_in(question)
-                                     if 0 < len(self.store.top(name, limit + 1)) <= limit]
+            self._names[question] = self._rare_names(_names_in(question))
         return self._names[question]
 
     def _rare_names(self, names: Iterable[str]) -> list[str]:
