@@ -2,10 +2,12 @@
 # The measured acceptance of the evidence strategy (issue 14) as one resumable command, in the order the answers
 # matter most. Every method of a task runs on the same samples (same --data-seed), so the tables pair them.
 #   1. RULER-HotpotQA at 400 documents (~57K tokens, past the model's 32K window): evidence, BM25-RAG, closed book;
-#   2. RULER-HotpotQA at 50 documents (~7K tokens): evidence, full context, BM25-RAG, closed book;
+#   2. RULER-HotpotQA at 50 documents (~7K tokens): evidence, overwrite, full context, BM25-RAG, closed book,
+#      sample by sample (the default strategy is chosen from these cells, so a partial sweep pairs them all);
 #   3. NIAH single-key at 32K and 128K tokens: evidence, BM25-RAG;
-#   4. the slow cells last: overwrite at 50 documents (n=48), NIAH 32K (n=16) and 400 documents (n=16);
-#   5. callback's memory as ReMemR1 kept it (the whole reply) against -o memory=update, 50 documents (n=24).
+#   4. evidence with -o link=false on the same 400-document samples (what the link rule is worth);
+#   5. the slow cells last: overwrite at NIAH 32K (n=16) and 400 documents (n=16);
+#   6. callback's memory as ReMemR1 kept it (the whole reply) against -o memory=update, 50 documents (n=24).
 # Each part writes its own folder under OUT (default benchmarks/results/bench; the 50-document one is
 # hqa50-acceptance-MODEL, as hqa50-MODEL holds the format comparison's tables); stop it at any moment (Ctrl-C,
 # kill) and run the same command again: finished samples are skipped. Tables and plots are rewritten as samples
@@ -16,8 +18,8 @@
 #   bash benchmarks/acceptance.sh OUT --threads 2          # options after OUT go to every memread bench
 #   bash benchmarks/acceptance.sh OUT --backend openai --base-url http://gpu-box:8000/v1 --model Qwen/... --parallel 16
 #
-# Cost on an idle 2-core CPU with Qwen2.5-Coder-1.5B (rates in each summary.md header): parts 1-3 about 4 hours,
-# part 4 about 6 hours, part 5 about 2 hours.
+# Cost on an idle 2-core CPU with Qwen2.5-Coder-1.5B Q4_0 (rates in each summary.md header): part 1 about 1.5 hours,
+# part 2 about 5 (6 minutes a sample), parts 3-4 about 2, part 5 about 5, part 6 about 2.
 set -euo pipefail
 
 out=${1:-benchmarks/results/bench}
@@ -37,9 +39,9 @@ name=${name%.gguf}
 bench() { memread bench "$@" "${extra[@]}"; }
 
 bench hqa --lengths 400 --samples 32 --methods evidence,bm25,closed-book --out "$out/hqa400-$name"
-bench hqa --lengths 50 --samples 48 --methods evidence,full,bm25,closed-book --out "$out/hqa50-acceptance-$name"
+bench hqa --lengths 50 --samples 48 --methods evidence,overwrite,full,bm25,closed-book --out "$out/hqa50-acceptance-$name"
 bench niah-single --lengths 32K,128K --samples 16 --methods evidence,bm25 --out "$out/niah-$name"
-bench hqa --lengths 50 --samples 48 --methods overwrite --out "$out/hqa50-acceptance-$name"
+bench hqa --lengths 400 --samples 32 --methods evidence -o link=false --out "$out/hqa400-nolink-$name"
 bench niah-single --lengths 32K --samples 16 --methods overwrite --out "$out/niah-$name"
 bench hqa --lengths 400 --samples 16 --methods overwrite --out "$out/hqa400-$name"
 bench hqa --lengths 50 --samples 24 --methods callback --out "$out/hqa50-callback-reply-$name"
