@@ -72,8 +72,14 @@ MAX_UNITS = 150  # numbered sentences per passage at most (shorter neighbours ar
 NUMBER_TOKENS = 4  # "[123] " and the line break: what numbering adds per sentence, at most
 REPLY_TOKENS = 48  # "3, 7, 12" needs a few tokens; room for a model that says a little more
 
-# A sentence ends at . ! ? (and closing quotes or brackets), followed by space and what can start a sentence.
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Þ])")
+# A sentence ends at . ! ? (and closing quotes or brackets), followed by space and what can start a sentence;
+# not after an initial ("John C. Whitcomb", "U.S. 778") or a title or "v." before a name ("Montejo v. Louisiana"):
+# their pieces, numbered apart, were picked alone and took the title of the document before them.
+_ABBREVIATIONS = ("v", "vs", "Mr", "Mrs", "Ms", "Dr", "St", "Mt", "Ft", "Jr", "Sr", "No", "Gen", "Col", "Lt",
+                  "Capt", "Rev", "Prof", "Sgt")
+_SENTENCE_END = re.compile(
+    r"(?<!\b[A-Z]\.)" + "".join(rf"(?<!\b{word}\.)" for word in _ABBREVIATIONS)
+    + r"(?<=[.!?…])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9À-Þ])")
 _NUMBER = re.compile(r"\b\d{1,4}\b")
 _NAME = re.compile(r"\b(?:[A-Z][\w'’-]*|\d{3,})\b")
 _QUESTION_NAME = re.compile(r"\b(?:[A-Z][\w'’-]*|\d+)\b")  # in a question every number counts, "41" too
@@ -127,7 +133,8 @@ def units(text: str) -> list[Unit]:
     offset = 0
     for number, line in enumerate(text.splitlines(keepends=True)):
         body = line.rstrip("\n\r")
-        pieces = _SENTENCE_END.split(body) if body.strip() else []
+        heading = _is_heading(body.strip())
+        pieces = [] if not body.strip() else [body] if heading else _SENTENCE_END.split(body)
         cursor = 0
         for piece in pieces:
             at = body.find(piece, cursor)
@@ -136,7 +143,6 @@ def units(text: str) -> list[Unit]:
             if not stripped:
                 continue
             start = offset + at + (len(piece) - len(piece.lstrip()))
-            heading = len(pieces) == 1 and len(stripped.split()) <= 12 and not stripped.endswith((".", "!", "?"))
             found.append(Unit(start, start + len(stripped), stripped, heading, number))
         offset += len(line)
     while len(found) > MAX_UNITS:  # join neighbours, shortest pair first, until the numbering is bounded
@@ -144,6 +150,11 @@ def units(text: str) -> list[Unit]:
         a, b = found[pair], found[pair + 1]
         found[pair:pair + 2] = [Unit(a.start, b.end, text[a.start:b.end].strip(), False, a.line)]
     return found
+
+
+def _is_heading(line: str) -> bool:
+    """A short line of its own without a full stop: a title or heading, one unit however many dots it holds."""
+    return bool(line) and len(line.split()) <= 12 and not line.endswith((".", "!", "?"))
 
 
 def parse_picks(reply: str, count: int, limit: int) -> tuple[list[int], list[str]]:
@@ -643,8 +654,8 @@ def _heading(found: Sequence[Unit], position: int) -> str:
     if found[position].heading:
         return ""
     for unit in reversed(found[max(0, position - 8):position]):
-        if unit.heading and not unit.text.rstrip().endswith(":"):
-            return unit.text
+        if unit.heading:  # "Document 3:" (or any "label:") above it ends the search: its title is not above that
+            return "" if unit.text.rstrip().endswith(":") else unit.text
     return ""
 
 
