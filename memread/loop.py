@@ -93,6 +93,13 @@ class BudgetLine:
         return self.template_tokens + self.variable_tokens + self.max_tokens + BUDGET_MARGIN
 
 
+def answer_start(backend: Backend, settings: LoopSettings) -> str:
+    """What the final reply begins with: ``settings.answer_start`` on a backend that continues replies, else
+    nothing (the model then boxes its answer or not, as it did before; an OpenAI-compatible server cannot be
+    asked to continue a reply in one way all of them understand)."""
+    return (settings.answer_start or "") if capabilities(backend).continues_replies else ""
+
+
 def context_needed(settings: LoopSettings, questions: Sequence[str], tokenizer: Tokenizer, *,
                    template_tokens: int = 64) -> int:
     """The context window a run needs, for sizing a backend before it exists (e.g. llama.cpp's ``n_ctx``).
@@ -307,8 +314,9 @@ class Loop:
                                           "model's own knowledge, not from the text", lane=lane))
         plans = {lane: self.strategy.plan_final(lane, self.questions[lane], state[lane]) for lane in lanes}
         seed = None if self.settings.seed is None else self.settings.seed + steps_read
+        start = answer_start(self.backend, self.settings)
         completions, seconds = self._complete(
-            [self._request(plans[lane], seed, f"lane {lane}, answer") for lane in lanes], totals)
+            [self._request(plans[lane], seed, f"lane {lane}, answer", start) for lane in lanes], totals)
         results = []
         for lane, completion in zip(lanes, completions, strict=True):
             answer, boxed = final_answer(completion.text, style=self.settings.final_prompt)
@@ -335,9 +343,10 @@ class Loop:
         user = Message("user", prompt)
         return (Message("system", self.settings.system), user) if self.settings.system is not None else (user,)
 
-    def _request(self, plan: StepPlan, seed: int | None, tag: str) -> ChatRequest:
+    def _request(self, plan: StepPlan, seed: int | None, tag: str, reply_start: str = "") -> ChatRequest:
         return ChatRequest(messages=self._messages(plan.prompt), max_tokens=plan.max_tokens, stop=plan.stop,
-                           temperature=self.settings.temperature, top_p=self.settings.top_p, seed=seed, tag=tag)
+                           temperature=self.settings.temperature, top_p=self.settings.top_p, seed=seed, tag=tag,
+                           reply_start=reply_start)
 
     def _complete(self, requests: list[ChatRequest], totals: _Totals, step: int | None = None
                   ) -> tuple[list[Completion], float]:

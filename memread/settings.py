@@ -25,6 +25,11 @@ TOP_P = 1.0
 SEED = 1
 FINAL_PROMPT = "boxed"
 FINAL_PROMPTS = ("boxed", "therefore")
+# The final reply is begun with this text for the model to continue (on backends that can), so the answer is
+# boxed: Qwen2.5-Coder-1.5B answered short questions bare ("Laura Osnes") in a quarter of the samples, whatever
+# the prompt said (benchmarks/results/answer-start.md). None in Settings: this for the boxed final prompt,
+# nothing for "therefore".
+ANSWER_START = "\\boxed{"
 LAYOUT = "question-first"
 LAYOUTS = ("question-first", "chunk-first")
 
@@ -54,6 +59,9 @@ class Settings:
     seed: int | None = SEED
     final_prompt: str = FINAL_PROMPT  # "boxed" | "therefore"
     final_tokens: int = FINAL_TOKENS
+    # The final reply begins with this (None: ANSWER_START for the boxed final prompt, "" for "therefore");
+    # "" lets the model begin it (a model that thinks first, <think>, needs that).
+    answer_start: str | None = None
     layout: str = LAYOUT  # "question-first" (papers) | "chunk-first" (prefix-cache sharing)
     system: str | None = None  # a system message; None sends user messages only, as the papers did
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -62,6 +70,8 @@ class Settings:
         if not isinstance(self.strategy, str) or not self.strategy:
             raise UsageError("no strategy named", hint="pass --strategy, e.g. overwrite")
         check_choice("final prompt", self.final_prompt, FINAL_PROMPTS)
+        if self.answer_start is None:  # recorded as what it is, so traces and benchmark configs say it
+            object.__setattr__(self, "answer_start", ANSWER_START if self.final_prompt == "boxed" else "")
         check_choice("layout", self.layout, LAYOUTS)
         for name in ("chunk_tokens", "memory_tokens", "final_tokens"):
             if getattr(self, name) is not None and getattr(self, name) < 1:

@@ -91,6 +91,17 @@ def test_a_stop_string_ends_the_reply_before_it_and_is_reported(smollm2_backend:
     assert reply.text == full[: full.index("of Fr")]
 
 
+def test_a_reply_begun_for_the_model_is_continued_and_returned_whole(smollm2_backend: LlamaCppBackend) -> None:
+    assert smollm2_backend.capabilities.continues_replies
+    plain = ask(smollm2_backend, CAPITAL)
+    begun = ask(smollm2_backend, CAPITAL, reply_start="The capital of France is the city of")
+    assert begun.text.startswith("The capital of France is the city of ")
+    assert "Paris" in begun.text[len("The capital of France is the city of"):]  # the model went on from it
+    start_tokens = smollm2_backend._text_tokens("The capital of France is the city of")
+    assert begun.prompt_tokens == plain.prompt_tokens + len(start_tokens)  # the start is prompt, not completion
+    assert 0 < begun.completion_tokens < 40
+
+
 def test_max_tokens_ends_the_reply_with_finish_reason_length(smollm2_backend: LlamaCppBackend) -> None:
     reply = ask(smollm2_backend, COUNTING, max_tokens=5)
     assert reply.finish_reason == "length" and reply.completion_tokens == 5

@@ -87,6 +87,23 @@ def test_a_step_is_one_chat_call_for_all_lanes_with_answers_in_order(fake_vllm: 
     assert done[0].prompt_tokens == backend.count_prompt(requests[0].messages) > 0
 
 
+def test_requests_that_begin_their_reply_continue_an_assistant_message(fake_vllm: ModuleType) -> None:
+    backend = create_backend("vllm", model="m")
+    assert backend.capabilities.continues_replies
+    requests = [user("lane zero reads", max_tokens=900), user("answer lane one", max_tokens=900, reply_start="\\boxed{"),
+                user("lane two reads", max_tokens=900)]
+    done = backend.complete(requests)
+    chats = [call[1] for call in fake_vllm.calls if call[0] == "chat"]
+    assert len(chats) == 2  # continue_final_message applies to a whole chat() call
+    (plain, _, plain_kwargs), (begun, _, begun_kwargs) = chats
+    assert plain_kwargs == {"use_tqdm": False}
+    assert plain == [[{"role": "user", "content": "lane zero reads"}], [{"role": "user", "content": "lane two reads"}]]
+    assert begun_kwargs == {"use_tqdm": False, "add_generation_prompt": False, "continue_final_message": True}
+    assert begun == [[{"role": "user", "content": "answer lane one"}, {"role": "assistant", "content": "\\boxed{"}]]
+    # in request order, the begun reply whole
+    assert [c.text for c in done] == ["reply to lane zero re", "\\boxed{reply to \\boxed{", "reply to lane two rea"]
+
+
 def test_budgets_use_the_engines_tokenizer_and_chat_template(fake_vllm: ModuleType) -> None:
     backend = create_backend("vllm", model="m")
     assert backend.tokenizer.name == "vllm:m"

@@ -326,6 +326,26 @@ def test_a_results_folder_refuses_to_mix_runs_of_different_settings(tmp_path: Pa
     assert caught.value.hint and "--out" in caught.value.hint
 
 
+def test_a_folder_of_replies_the_model_began_itself_does_not_take_begun_ones(tmp_path: Path) -> None:
+    # Results kept before --answer-start existed had no reply begun: their folder continues only without one.
+    loop = {key: value for key, value in LoopSettings().to_dict().items() if key != "answer_start"}
+    ResultsFolder(tmp_path).open({"model": "a", "loop": loop})
+    with pytest.raises(UsageError, match="loop.answer_start"):
+        ResultsFolder(tmp_path).open({"model": "a", "loop": LoopSettings().to_dict()})
+    ResultsFolder(tmp_path).open({"model": "a", "loop": LoopSettings(answer_start="").to_dict()})  # continues
+
+
+def test_baselines_begin_their_answer_as_the_strategies_do() -> None:
+    from memread.bench.methods import _one_call
+
+    settings = LoopSettings()
+    for continues, reply, boxed in ((True, "\\boxed{Ada}", True), (False, "Ada}", False)):
+        backend = FakeBackend(lambda request: "Ada}", continues_replies=continues)
+        outcome, _ = _one_call("Who? Your answer:", backend, settings)
+        assert backend.requests[0].reply_start == ("\\boxed{" if continues else "")
+        assert outcome.reply == reply and outcome.boxed is boxed
+
+
 @pytest.mark.network
 def test_bm25_rag_retrieves_the_passage_with_the_needle(bench_data: Path, tokenizer: TiktokenTokenizer) -> None:
     sample = build_sample("niah-single", 8192, 3, 42, tokenizer)

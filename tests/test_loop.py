@@ -179,6 +179,29 @@ def test_a_missing_box_is_answered_with_the_whole_reply_and_a_warning() -> None:
     assert answered.warnings and "\\boxed{}" in answered.warnings[0]
 
 
+def test_the_final_reply_is_begun_with_a_box_on_a_backend_that_continues_replies() -> None:
+    # The model answers bare ("Ada") when left to begin: begun as \\boxed{, its answer is boxed.
+    def bare(request: ChatRequest) -> str:
+        return ("Ada}" if request.reply_start else "Ada") if "Your answer" in request.messages[-1].content else "m"
+
+    backend = FakeBackend(bare, continues_replies=True)
+    events: list[Event] = []
+    [result] = Loop(backend, ["Who?"], LoopSettings(chunk_tokens=100), [events.append]).run(chunks()[:2])
+    assert [r.reply_start for r in backend.requests] == ["", "", "\\boxed{"]  # the answer only, not the memory
+    assert result.answer == "Ada" and result.boxed and result.reply == "\\boxed{Ada}"
+    assert [e for e in events if isinstance(e, Answered)][0].reply == "\\boxed{Ada}"  # traces show the whole reply
+
+    # --answer-start '' lets the model begin; a backend that cannot continue a reply is asked as before.
+    for settings, continues in ((LoopSettings(chunk_tokens=100, answer_start=""), True),
+                                (LoopSettings(chunk_tokens=100), False)):
+        backend = FakeBackend(bare, continues_replies=continues)
+        [result] = Loop(backend, ["Who?"], settings).run(chunks()[:2])
+        assert backend.requests[-1].reply_start == "" and result.answer == "Ada" and not result.boxed
+    # The "therefore" prompt asks for words, not a box: nothing is begun for it.
+    assert LoopSettings(final_prompt="therefore").answer_start == ""
+    assert LoopSettings().answer_start == "\\boxed{"
+
+
 def test_a_memory_that_kept_nothing_from_the_document_is_said_before_the_answer() -> None:
     # An untrained model behind the gated strategy says "no" to every chunk: the answer is its own knowledge.
     def reply(request: ChatRequest) -> str:

@@ -29,6 +29,9 @@ class ChatRequest:
     top_p: float = 1.0
     seed: int | None = None
     tag: str = ""  # free-form label for logs (e.g. "lane 2, step 7")
+    # The reply begins with this text, which the model continues ("\\boxed{" for a final answer), on a backend
+    # that continues_replies; Completion.text then starts with it too. Others are sent requests without it.
+    reply_start: str = ""
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class Capabilities:
     tokenizes_text_safely: bool = False
     # complete() may be called from several threads at once (a batching server): bench --parallel.
     concurrent_calls: bool = False
+    # ChatRequest.reply_start is honoured: the model continues a reply begun with it (llama.cpp, vLLM).
+    continues_replies: bool = False
     # What the factory takes from the run's backend builder (memread.run.open_backend):
     sizes_context: bool = False  # needs=: a function tokenizer -> tokens the run needs; the engine allocates it
     pulls_models: bool = False  # progress=: a callback for model downloads (memread.models.PullProgress)

@@ -5,7 +5,8 @@ string or a full :class:`Completion`. Strings are treated like an engine would: 
 before the first match (``finish_reason="stop"``; ``stop_reason`` names the stop string unless
 ``names_stops=False``, which imitates llama-server), and a reply longer than ``max_tokens`` is cut there
 (``finish_reason="length"``). Tokens are counted with :class:`~memread.tokens.CharTokenizer` unless
-another tokenizer is given. Every batch received is kept in :attr:`calls`.
+another tokenizer is given. Every batch received is kept in :attr:`calls`. With ``continues_replies=True`` a
+request's ``reply_start`` begins the reply and the scripted string is what the model adds to it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class FakeBackend:
 
     def __init__(self, replies: Script, *, context_length: int = 1_000_000, tokenizer: Tokenizer | None = None,
                  model: str = "fake-model", names_stops: bool = True, tokenizes_text_safely: bool = True,
-                 concurrent_calls: bool = False) -> None:
+                 concurrent_calls: bool = False, continues_replies: bool = False) -> None:
         self._script = replies
         self._position = 0
         self.context_length = context_length
@@ -38,7 +39,7 @@ class FakeBackend:
         # tokens, so the loop's text guard applies (memread.backends.text_guard); concurrent_calls=True: a
         # scripted function answers, safe from threads.
         self.capabilities = Capabilities(names_stop_strings=names_stops, tokenizes_text_safely=tokenizes_text_safely,
-                                         concurrent_calls=concurrent_calls)
+                                         concurrent_calls=concurrent_calls, continues_replies=continues_replies)
         self.calls: list[list[ChatRequest]] = []
         self.closed = False
 
@@ -82,7 +83,8 @@ class FakeBackend:
         ids = self._tokenizer.encode(text)
         if len(ids) > request.max_tokens:
             text, finish, stop_reason = self._tokenizer.decode(ids[:request.max_tokens]), "length", None
-        return Completion(text=text, finish_reason=finish, prompt_tokens=self.count_prompt(request.messages),
+        begun = request.reply_start if self.capabilities.continues_replies else ""
+        return Completion(text=begun + text, finish_reason=finish, prompt_tokens=self.count_prompt(request.messages),
                           completion_tokens=self._tokenizer.count(text), stop_reason=stop_reason)
 
 

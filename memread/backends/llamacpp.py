@@ -161,7 +161,7 @@ class LlamaCppBackend:
     # the requests of one complete() call share is evaluated once (prefix_cache on): a caller may lay prompts out
     # so that they share a long beginning (--layout chunk-first) and send them together.
     capabilities = Capabilities(names_stop_strings=True, tokenizes_text_safely=True, sizes_context=True,
-                                pulls_models=True, seeded_at_load=True)
+                                pulls_models=True, seeded_at_load=True, continues_replies=True)
 
     def __init__(
         self,
@@ -271,7 +271,9 @@ class LlamaCppBackend:
         most prompt between neighbours; completions come back in request order. Raises BudgetError before
         running anything if any request cannot fit the context."""
         with self._lock:
-            prompts = [self.prompt_tokens(request.messages) for request in requests]
+            # A reply begun for the model (request.reply_start) is text after the generation prompt.
+            prompts = [self.prompt_tokens(request.messages) + self._text_tokens(request.reply_start)
+                       for request in requests]
             for request, prompt in zip(requests, prompts, strict=True):
                 self._check_budget(request, len(prompt))  # refuse the whole batch rather than after hours of work
             completions: dict[int, Completion] = {}
@@ -290,6 +292,11 @@ class LlamaCppBackend:
             close()
 
     # -- internals --
+
+    def _text_tokens(self, text: str) -> list[int]:
+        if not text:
+            return []
+        return list(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def _special_text(self, token: int) -> str:
         if token < 0:
@@ -372,7 +379,7 @@ class LlamaCppBackend:
             tokens.close()
         ended = time.perf_counter()
         return Completion(
-            text=text.decode("utf-8", errors="replace"),
+            text=request.reply_start + text.decode("utf-8", errors="replace"),
             finish_reason=finish,
             prompt_tokens=len(prompt),
             completion_tokens=count,

@@ -46,7 +46,7 @@ class VllmBackend:
     # anywhere, document text included. The loop guards the text.
     # CompletionOutput.stop_reason names the stop string that fired. Message contents go through the chat
     # template as text, which vLLM tokenizes with special tokens on: the loop guards the text.
-    capabilities = Capabilities(names_stop_strings=True)
+    capabilities = Capabilities(names_stop_strings=True, continues_replies=True)
 
     def __init__(
         self,
@@ -109,7 +109,8 @@ class VllmBackend:
         return self._tokenizer.count_chat(self._wire_messages(messages))
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        """One ``LLM.chat`` call for the whole batch; vLLM returns outputs in input order."""
+        """One ``LLM.chat`` call for the whole batch (two when some requests begin their reply: those continue
+        an assistant message, ``continue_final_message``); vLLM returns outputs in input order."""
         if not requests:
             return []
         try:
@@ -124,9 +125,17 @@ class VllmBackend:
             raise UsageError(f"vLLM refused the sampling settings: {_first_line(error)}",
                              hint=SAMPLING_HINT) from error
         started = time.perf_counter()
+        groups = [[i for i, r in enumerate(requests) if bool(r.reply_start) is begun] for begun in (False, True)]
+        outputs: list[Any] = [None] * len(requests)
         try:
-            outputs = self._llm.chat([self._wire_messages(r.messages) for r in requests], params,
-                                     use_tqdm=False)
+            for begun, group in zip((False, True), groups, strict=True):
+                if not group:
+                    continue
+                kwargs = {"add_generation_prompt": False, "continue_final_message": True} if begun else {}
+                conversations = [self._wire_messages(requests[i].messages, requests[i].reply_start) for i in group]
+                done = self._llm.chat(conversations, [params[i] for i in group], use_tqdm=False, **kwargs)
+                for i, output in zip(group, done, strict=True):
+                    outputs[i] = output
         except ValueError as error:
             if "max" in str(error).lower() and "length" in str(error).lower():
                 raise BudgetError(f"a prompt does not fit vLLM's max_model_len: {_first_line(error)}",
@@ -136,15 +145,17 @@ class VllmBackend:
             raise BackendError(f"vLLM failed: {_first_line(error)}",
                                hint="see vLLM's log above; the trace is kept and the run can be resumed") from error
         seconds = time.perf_counter() - started
-        return [_completion(output, seconds) for output in outputs]
+        return [_completion(output, seconds, r.reply_start) for output, r in zip(outputs, requests, strict=True)]
 
     def close(self) -> None:
         self._llm = None  # vLLM frees the GPU when the engine is garbage-collected
 
-    def _wire_messages(self, messages: Sequence[Message]) -> list[dict[str, str]]:
+    def _wire_messages(self, messages: Sequence[Message], reply_start: str = "") -> list[dict[str, str]]:
         wire = [{"role": m.role, "content": m.content} for m in messages]
         if self.system and not (wire and wire[0]["role"] == "system"):
             wire.insert(0, {"role": "system", "content": self.system})
+        if reply_start:
+            wire.append({"role": "assistant", "content": reply_start})
         return wire
 
 
@@ -172,11 +183,11 @@ class EngineTokenizer:
         return len(self._tok.encode(prompt, add_special_tokens=False))
 
 
-def _completion(output: Any, seconds: float) -> Completion:
+def _completion(output: Any, seconds: float, reply_start: str = "") -> Completion:
     best = output.outputs[0]
     stop_reason = getattr(best, "stop_reason", None)  # the stop string, an EOS token id, or None
     return Completion(
-        text=best.text,
+        text=reply_start + best.text,
         finish_reason="length" if best.finish_reason == "length" else "stop",
         prompt_tokens=len(output.prompt_token_ids or ()),
         completion_tokens=len(best.token_ids or ()),

@@ -197,8 +197,11 @@ def _one_call(prompt: str, backend: Backend, settings: LoopSettings) -> tuple[Ou
         return Outcome(status="n/a", prompt_tokens=tokens,
                        note=f"{tokens} prompt + {settings.final_tokens} answer tokens exceed the "
                             f"{backend.context_length}-token context"), None
+    from memread.loop import answer_start
+
     request = ChatRequest(messages=messages, max_tokens=settings.final_tokens, temperature=settings.temperature,
-                          top_p=settings.top_p, seed=settings.seed, tag="bench")
+                          top_p=settings.top_p, seed=settings.seed, tag="bench",
+                          reply_start=answer_start(backend, settings))  # as the strategies' final answers
     begun = time.perf_counter()
     completion = backend.complete([request])[0]
     elapsed = time.perf_counter() - begun

@@ -197,12 +197,18 @@ def make_record(sample: Sample, method: str, outcome: Outcome, *, doc_tokens: in
 _MISSING = object()
 
 
+# Reading-loop settings added after results were first kept whose default changed what a run does: a config
+# written before one existed ran with it at this value, so a folder holding such results continues only at it.
+BEFORE_THEY_EXISTED: dict[str, Any] = {"answer_start": ""}  # the final reply was not begun for the model
+
+
 def default_config() -> dict[str, Any]:
     """The defaults a stored config is completed with: today's reading-loop settings (``run_config``'s
-    ``loop``). A caller whose config has other defaulted parts passes its own to :meth:`ResultsFolder.open`."""
+    ``loop``), except those of :data:`BEFORE_THEY_EXISTED`. A caller whose config has other defaulted parts
+    passes its own to :meth:`ResultsFolder.open`."""
     from memread.loop import LoopSettings
 
-    return {"loop": LoopSettings().to_dict()}
+    return {"loop": {**LoopSettings().to_dict(), **BEFORE_THEY_EXISTED}}
 
 
 def compare_configs(stored: dict[str, Any], config: dict[str, Any],

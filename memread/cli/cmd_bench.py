@@ -90,6 +90,7 @@ def bench(
     top_p: options.TopP = defaults.TOP_P,
     seed: options.Seed = defaults.SEED,
     final_prompt: options.FinalPrompt = defaults.FINAL_PROMPT,
+    answer_start: options.AnswerStart = None,
     exit_gate: options.ExitGate = None,
     stop_on_check_no: options.StopOnCheckNo = None,
     recall_from: options.RecallFrom = None,

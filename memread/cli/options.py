@@ -93,6 +93,11 @@ FinalPrompt = Annotated[str, typer.Option(
     "--final-prompt", rich_help_panel=READING,
     help="boxed (\\boxed{} answer, as trained) or therefore (\"Therefore, the answer is\", MemAgent's eval).",
 )]
+AnswerStart = Annotated[str | None, typer.Option(
+    "--answer-start", rich_help_panel=READING, show_default=False, metavar="TEXT",
+    help="The final reply begins with TEXT and the model goes on from it (default \\boxed{ with the boxed final "
+    "prompt, so the answer is boxed; llama.cpp and vLLM). '' lets the model begin (e.g. a model that thinks first).",
+)]
 # The built-in strategies' own settings (Settings.options). None when not given: the strategy's default then
 # applies, and a strategy that has no such option is not asked to take one.
 ExitGate = Annotated[bool | None, typer.Option(
@@ -149,7 +154,7 @@ _BACKEND_KEYWORDS = {
 # Parameters that are Settings fields of the same name.
 _SETTINGS_FIELDS = (
     "chunk_tokens", "memory_tokens", "reply_tokens", "final_tokens", "temperature", "top_p", "seed",
-    "final_prompt", "layout", "system",
+    "final_prompt", "answer_start", "layout", "system",
 )
 # Parameters that are options of the built-in strategies (Settings.options), given when not None.
 _STRATEGY_OPTIONS = ("exit_gate", "stop_on_check_no", "recall_from", "recall_tokens", "max_read")
