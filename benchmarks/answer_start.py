@@ -26,10 +26,10 @@ from memread.backends.base import ChatRequest, Message
 from memread.bench.methods import one_prompt
 from memread.bench.results import score_values
 from memread.bench.stats import paired, wilson
+from memread.loop import LoopSettings
 from memread.prompts import NO_MEMORY, final_prompt
 from memread.settings import ANSWER_START
 from memread.strategies import create_strategy
-from memread.loop import LoopSettings
 
 WAYS = ("model begins", "begun \\boxed{")
 
@@ -109,11 +109,6 @@ def report(rows: dict[tuple[str, str], dict[str, Any]], methods: list[str], fold
         begun = [rows[(k, WAYS[1])] for k in keys]
         n = len(keys)
 
-        def pct(values: list[float]) -> str:
-            right = int(sum(values))
-            interval = wilson(right, n)
-            return f"{100 * right / n:.1f} [{100 * interval.low:.0f}, {100 * interval.high:.0f}]"
-
         diff = paired([r["lenient"] for r in begun], [r["lenient"] for r in plain], seed=f"answer-start-{method}")
         lines.append(
             f"| {method} | {n} | {sum(r['boxed'] for r in plain)} of {n} | {pct([r['lenient'] for r in plain])} "
@@ -121,6 +116,13 @@ def report(rows: dict[tuple[str, str], dict[str, Any]], methods: list[str], fold
             f"| {pct([r['lenient'] for r in begun])} | {100 * diff.difference:+.1f} [{100 * diff.interval.low:+.0f}, "
             f"{100 * diff.interval.high:+.0f}] ({diff.a_better} to {diff.b_better}, p = {diff.p_value:.2f}) |")
     return "\n".join(lines) + "\n"
+
+
+def pct(values: list[float]) -> str:
+    """Right answers in %, with the 95 % Wilson interval."""
+    right, n = int(sum(values)), len(values)
+    interval = wilson(right, n)
+    return f"{100 * right / n:.1f} [{100 * interval.low:.0f}, {100 * interval.high:.0f}]"
 
 
 if __name__ == "__main__":
