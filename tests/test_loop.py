@@ -200,6 +200,11 @@ def test_the_final_reply_is_begun_with_a_box_on_a_backend_that_continues_replies
     # The "therefore" prompt asks for words, not a box: nothing is begun for it.
     assert LoopSettings(final_prompt="therefore").answer_start == ""
     assert LoopSettings().answer_start == "\\boxed{"
+    # A trace written before the setting existed resumes under today's defaults (its answer is still to come).
+    from memread.trace import _normalised
+
+    old = {k: v for k, v in LoopSettings().to_dict().items() if k != "answer_start"}
+    assert _normalised(old, "overwrite") == _normalised(LoopSettings().to_dict(), "overwrite")
 
 
 def test_a_memory_that_kept_nothing_from_the_document_is_said_before_the_answer() -> None:
