@@ -95,8 +95,8 @@ class BudgetLine:
 
 def answer_start(backend: Backend, settings: LoopSettings) -> str:
     """What the final reply begins with: ``settings.answer_start`` on a backend that continues replies, else
-    nothing (the model then boxes its answer or not, as it did before; an OpenAI-compatible server cannot be
-    asked to continue a reply in one way all of them understand)."""
+    nothing (the model then boxes its answer or not, as it did before; OpenAI-compatible servers other than
+    ``vllm serve`` differ in whether and how they continue a reply)."""
     return (settings.answer_start or "") if capabilities(backend).continues_replies else ""
 
 

@@ -304,6 +304,28 @@ def test_the_stop_string_that_fired_is_read_where_the_server_says_it(dialect: st
     assert natural.stop_reason is None and cut.stop_reason is None
 
 
+def bare_model(messages: list[dict[str, str]]) -> str:
+    """Answers bare unless its reply was begun for it, which it then goes on from."""
+    return "Ada}" if messages[-1]["role"] == "assistant" else "Ada"
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_vllm_continues_a_begun_reply_and_other_servers_are_asked_as_before(dialect: str) -> None:
+    with dialect_server(dialect, model_reply=bare_model) as server:
+        backend = OpenAIBackend(base_url=server.url, retries=0)
+        begun, plain = backend.complete([ask("Who?", max_tokens=20, reply_start="\\boxed{"), ask("Who?", max_tokens=20)])
+        backend.close()
+        bodies = [body for path, body in server.requests if path == "/v1/chat/completions"]
+    vllm = dialect == "vllm"
+    assert backend.capabilities.continues_replies is vllm
+    assert begun.text == ("\\boxed{Ada}" if vllm else "Ada") and plain.text == "Ada"
+    assert bodies[0]["messages"][-1] == ({"role": "assistant", "content": "\\boxed{"} if vllm
+                                         else {"role": "user", "content": "Who?"})
+    assert (bodies[0].get("continue_final_message"), bodies[0].get("add_generation_prompt")) == \
+           ((True, False) if vllm else (None, None))
+    assert "continue_final_message" not in bodies[1]
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_each_server_gets_its_own_names_for_plain_sampling(dialect: str) -> None:
     with dialect_server(dialect) as server:

@@ -62,7 +62,7 @@ class Capabilities:
     tokenizes_text_safely: bool = False
     # complete() may be called from several threads at once (a batching server): bench --parallel.
     concurrent_calls: bool = False
-    # ChatRequest.reply_start is honoured: the model continues a reply begun with it (llama.cpp, vLLM).
+    # ChatRequest.reply_start is honoured: the model continues a reply begun with it (llama.cpp, vLLM, vllm serve).
     continues_replies: bool = False
     # What the factory takes from the run's backend builder (memread.run.open_backend):
     sizes_context: bool = False  # needs=: a function tokenizer -> tokens the run needs; the engine allocates it

@@ -105,8 +105,10 @@ class OpenAIBackend:
             # Only vLLM says which stop string ended a reply (choices[].stop_reason: the string, a token id
             # for an end-of-text token, or None; ChatCompletionResponseChoice in vLLM's protocol); the
             # strategies infer it for the others (llama-server's OpenAI route does not report it).
-            self.capabilities = Capabilities(concurrent_calls=True,
-                                             names_stop_strings=route is not None and route.server == "vllm")
+            # vLLM also continues a reply begun for the model (continue_final_message, its chat request's own
+            # field); other servers differ in whether and how they do, so they are asked as before.
+            vllm = route is not None and route.server == "vllm"
+            self.capabilities = Capabilities(concurrent_calls=True, names_stop_strings=vllm, continues_replies=vllm)
             self._tokenizer: Tokenizer
             if route is not None:
                 self._tokenizer = ServerTokenizer(self.server.post_json, route, self.model)
@@ -175,6 +177,9 @@ class OpenAIBackend:
 
     def _complete_one(self, request: ChatRequest) -> Completion:
         wire = self._wire_messages(request.messages)
+        begun = request.reply_start if self.capabilities.continues_replies else ""
+        if begun:
+            wire = [*wire, {"role": "assistant", "content": begun}]
         body: dict[str, Any] = {
             "model": self.model,
             "messages": wire,
@@ -187,6 +192,8 @@ class OpenAIBackend:
             body["stop"] = list(request.stop)
         if request.seed is not None:
             body["seed"] = request.seed
+        if begun:
+            body.update(continue_final_message=True, add_generation_prompt=False)
         body.update(self._sampling_fields)
         body.update(self.extra_body)
         started = time.perf_counter()
@@ -210,7 +217,7 @@ class OpenAIBackend:
         details = usage.get("prompt_tokens_details") or {}  # vLLM with --enable-prompt-tokens-details
         cached = details.get("cached_tokens", timings.get("cache_n"))
         return Completion(
-            text=text,
+            text=begun + text,  # vLLM returns what the model added (the begun part only with echo)
             finish_reason="length" if raw_finish == "length" else "stop",
             prompt_tokens=prompt_tokens,
             completion_tokens=int(usage.get("completion_tokens") or 0),

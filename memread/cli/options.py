@@ -96,7 +96,8 @@ FinalPrompt = Annotated[str, typer.Option(
 AnswerStart = Annotated[str | None, typer.Option(
     "--answer-start", rich_help_panel=READING, show_default=False, metavar="TEXT",
     help="The final reply begins with TEXT and the model goes on from it (default \\boxed{ with the boxed final "
-    "prompt, so the answer is boxed; llama.cpp and vLLM). '' lets the model begin (e.g. a model that thinks first).",
+    "prompt, so the answer is boxed; llama.cpp, vLLM, vllm serve). '' lets the model begin (e.g. a model that "
+    "thinks first).",
 )]
 # The built-in strategies' own settings (Settings.options). None when not given: the strategy's default then
 # applies, and a strategy that has no such option is not asked to take one.

@@ -234,10 +234,12 @@ def toy_pieces(text: str, *, parse_special: bool) -> list[str]:
     return pieces
 
 
-def _render(messages: list[dict[str, Any]], add_generation_prompt: bool) -> str:
+def _render(messages: list[dict[str, Any]], add_generation_prompt: bool, continue_final: bool = False) -> str:
     if not messages or messages[0].get("role") != "system":
         messages = [{"role": "system", "content": DEFAULT_SYSTEM}, *messages]
     text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+    if continue_final:  # vLLM's continue_final_message: the last message stays open for the model to go on
+        return text[:-len("<|im_end|>\n")]
     return text + ("<|im_start|>assistant\n" if add_generation_prompt else "")
 
 
@@ -318,10 +320,11 @@ class DialectServer:
         pieces = {i: piece for piece, i in self._vocabulary.items()}
         return "".join(pieces[i] for i in ids)
 
-    def prompt_ids(self, messages: list[dict[str, Any]]) -> list[int]:
+    def prompt_ids(self, messages: list[dict[str, Any]], continue_final: bool = False) -> list[int]:
         """What a chat completion request costs: the template applied, then tokenized as each server does."""
         add_special = self.dialect == "llama-server"  # vLLM's chat path: add_special_tokens=False
-        return self.tokenize(_render(messages, True), add_special=add_special, parse_special=True)
+        return self.tokenize(_render(messages, not continue_final, continue_final), add_special=add_special,
+                             parse_special=True)
 
     # -- routes ----------------------------------------------------------------------------------------------
 
@@ -397,7 +400,13 @@ class DialectServer:
             return 400, {"error": {"message": f"top_p must be in (0, 1], got {top_p}.",
                                    "type": "BadRequestError", "param": "top_p", "code": 400}}
         messages = body["messages"]
-        prompt = self.prompt_ids(messages)
+        # vLLM (ChatCompletionRequest): continue_final_message continues the last, assistant, message and
+        # needs add_generation_prompt false; the reply is what the model adds (the message itself only with echo)
+        continuing = vllm and bool(body.get("continue_final_message"))
+        if continuing and (body.get("add_generation_prompt", True) or messages[-1].get("role") != "assistant"):
+            return 400, {"error": {"message": "continue_final_message requires add_generation_prompt false and a "
+                                   "final assistant message", "type": "BadRequestError", "param": None, "code": 400}}
+        prompt = self.prompt_ids(messages, continuing)
         max_tokens = int(body.get("max_tokens") or 16)
         if vllm and len(prompt) + max_tokens > self.max_model_len:
             return 400, {"error": {
