@@ -23,7 +23,7 @@ from typing import Any
 from memread.answer import final_answer
 from memread.backends import create_backend
 from memread.backends.base import ChatRequest, Message
-from memread.bench.methods import one_prompt
+from memread.bench.methods import NO_PASSAGES, one_prompt
 from memread.bench.results import score_values
 from memread.bench.stats import paired, wilson
 from memread.loop import LoopSettings
@@ -38,12 +38,11 @@ def prompt_of(record: dict[str, Any]) -> str | None:
     """The final prompt the method sent for this record, rebuilt from what it kept (None: not a method whose
     final call depends only on that)."""
     method, question, kept = record["method"], record["question"], record.get("kept")
-    if method == "evidence":
+    if method == "evidence":  # the strategy's own final plan, from the memory it kept
         strategy = create_strategy(LoopSettings(strategy="evidence"))
-        evidence = kept if kept not in (None, "", NO_MEMORY) else "(no sentence of the document was found to help)"
-        return strategy.final_prompt(question, evidence)  # type: ignore[attr-defined, no-any-return]
+        return strategy.plan_final(0, question, {"memory": kept or NO_MEMORY}).prompt
     if method == "bm25":
-        return one_prompt(question, kept or "(no passage matched the question)", retrieved=True, style="boxed")
+        return one_prompt(question, kept or NO_PASSAGES, retrieved=True, style="boxed")
     if method == "closed-book":
         return final_prompt(question, NO_MEMORY, style="boxed")
     return None

@@ -37,6 +37,7 @@ from memread.settings import Settings as LoopSettings
 from memread.strategies import strategy_class, strategy_names
 
 BASELINES = ("full", "bm25", "closed-book")
+NO_PASSAGES = "(no passage matched the question)"  # BM25-RAG's text when no passage shares a word with the question
 BASELINE_LABELS = {"full": "full context", "bm25": "BM25-RAG", "closed-book": "closed book (no document)"}
 
 
@@ -237,7 +238,7 @@ def retrieve(sample: Sample, backend: Backend, settings: MethodSettings) -> list
 
 def _run_bm25(sample: Sample, backend: Backend, settings: MethodSettings) -> Outcome:
     hits = retrieve(sample, backend, settings)
-    text = "\n\n[…]\n\n".join(hit.text.strip() for hit in hits) or "(no passage matched the question)"
+    text = "\n\n[…]\n\n".join(hit.text.strip() for hit in hits) or NO_PASSAGES
     prompt = one_prompt(sample.question, text, retrieved=True, style=settings.loop.final_prompt)
     outcome = _one_call(prompt, backend, settings.loop)[0]
     outcome.note = f"passages {[hit.key for hit in hits]} of {settings.rag_passage_tokens} tokens"
