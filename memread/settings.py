@@ -34,6 +34,11 @@ LAYOUT = "question-first"
 LAYOUTS = ("question-first", "chunk-first")
 
 
+def _derived_answer_start(final_prompt: str) -> str:
+    """The begun final reply a final prompt gets when none is chosen."""
+    return ANSWER_START if final_prompt == "boxed" else ""
+
+
 def check_choice(what: str, value: str, choices: tuple[str, ...]) -> None:
     """UsageError naming the choices when ``value`` is not one of them."""
     if value not in choices:
@@ -71,7 +76,7 @@ class Settings:
             raise UsageError("no strategy named", hint="pass --strategy, e.g. overwrite")
         check_choice("final prompt", self.final_prompt, FINAL_PROMPTS)
         if self.answer_start is None:  # recorded as what it is, so traces and benchmark configs say it
-            object.__setattr__(self, "answer_start", ANSWER_START if self.final_prompt == "boxed" else "")
+            object.__setattr__(self, "answer_start", _derived_answer_start(self.final_prompt))
         check_choice("layout", self.layout, LAYOUTS)
         for name in ("chunk_tokens", "memory_tokens", "final_tokens"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
@@ -104,6 +109,12 @@ class Settings:
         return cls(**known)
 
     def replace(self, **changes: Any) -> Settings:
+        """These settings with ``changes``. A new ``final_prompt`` without an ``answer_start`` re-derives the
+        begun text when it was the one derived from the old prompt (a begun ``\\boxed{`` does not outlive the
+        boxed prompt); one the caller chose is kept."""
+        if ("final_prompt" in changes and "answer_start" not in changes
+                and self.answer_start == _derived_answer_start(self.final_prompt)):
+            changes["answer_start"] = None
         return replace(self, **changes)
 
 

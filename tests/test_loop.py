@@ -200,6 +200,11 @@ def test_the_final_reply_is_begun_with_a_box_on_a_backend_that_continues_replies
     # The "therefore" prompt asks for words, not a box: nothing is begun for it.
     assert LoopSettings(final_prompt="therefore").answer_start == ""
     assert LoopSettings().answer_start == "\\boxed{"
+    # Switching the final prompt of existing settings re-derives what is begun; a chosen begun text stays.
+    assert LoopSettings().replace(final_prompt="therefore").answer_start == ""
+    assert LoopSettings(final_prompt="therefore").replace(final_prompt="boxed").answer_start == "\\boxed{"
+    assert LoopSettings(answer_start="Answer: ").replace(final_prompt="therefore").answer_start == "Answer: "
+    assert LoopSettings().replace(final_prompt="therefore", answer_start="x").answer_start == "x"
     # A trace written before the setting existed resumes under today's defaults (its answer is still to come).
     from memread.trace import _normalised
 
