@@ -102,6 +102,84 @@ def test_a_title_with_initials_is_one_heading_and_heads_its_own_document_s_sente
         ("This paragraph has no title line above it.", "")]
 
 
+# A hard-wrapped report (as a PDF page or a text file wrapped at a fixed width gives it): sentences run over
+# line ends. Numbered line by line, "[30] Waves" and "reopened after 23 days" were pieces the model could not
+# pick whole; docs/sample/harbour-report.md was answered "1" instead of 23.
+WRAPPED = """## 3. The February storm
+
+The worst damage was to the Widow's Pier. A section of decking about twelve metres long near the lantern was
+lifted and broken, and the handrail on the seaward side was torn away. The harbour master closed the Widow's Pier
+to the public on the morning of the 10th of February. Engineers judged the substructure sound, and the pier was
+repaired with new oak decking and reopened after 23 days, on the 5th of March. The repairs cost twenty-
+six thousand pounds, paid from the reserves that the Board had set aside for such works in the years against
+1,288 pounds the year before, and the harbour staff were thanked with the volunteers of the lifeboat and the
+Saltmere sea scouts.
+Short closing line.
+"""
+
+
+def test_sentences_wrapped_over_line_ends_are_numbered_whole_and_cite_their_lines() -> None:
+    found = units(WRAPPED)
+    assert [u.text for u in found] == [
+        "## 3. The February storm",
+        "The worst damage was to the Widow's Pier.",
+        "A section of decking about twelve metres long near the lantern was lifted and broken, and the handrail on "
+        "the seaward side was torn away.",
+        "The harbour master closed the Widow's Pier to the public on the morning of the 10th of February.",
+        "Engineers judged the substructure sound, and the pier was repaired with new oak decking and reopened after "
+        "23 days, on the 5th of March.",
+        "The repairs cost twenty-six thousand pounds, paid from the reserves that the Board had set aside for such "
+        "works in the years against 1,288 pounds the year before, and the harbour staff were thanked with the "
+        "volunteers of the lifeboat and the Saltmere sea scouts.",
+        "Short closing line."]
+    assert [u.heading for u in found] == [True] + [False] * 6
+    assert len({u.line for u in found[1:6]}) == 1  # one paragraph: a pick keeps its neighbours as context
+    for unit in found:  # the offsets are the chunk's own text, line breaks and all
+        assert " ".join(WRAPPED[unit.start:unit.end].split()).replace("-\n", "-").replace("- ", "-") == unit.text
+
+    # Kept as evidence, a wrapped sentence is one line of memory and cites the lines it runs over.
+    def picker(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if "<evidence>" in prompt:
+            return "\\boxed{23}" if "after 23 days" in prompt else "\\boxed{1}"
+        return ", ".join(str(n) for n, text in enumerate(passage(prompt), 1) if "23 days" in text) or "none"
+
+    settings = Settings(strategy="evidence", chunk_tokens=2000, memory_tokens=600, final_tokens=40)
+    events: list[Event] = []
+    loop = Loop(FakeBackend(picker, tokenizer=CharTokenizer()), ["How many days was the Widow's Pier closed?"],
+                settings, [events.append], document="hqa.txt")
+    results = loop.run(chunks(WRAPPED, budget=2000))
+    [entry] = [e for e in events if isinstance(e, StepFinished)][-1].state["evidence"]
+    assert "\n" not in entry["text"] and "reopened after 23 days, on the 5th of March." in entry["text"]
+    # With the sentence before it and the one after it in its paragraph, as on a one-line paragraph.
+    assert entry["text"].startswith("The harbour master closed") and entry["text"].endswith("sea scouts.")
+    assert entry["where"] == "hqa.txt lines 4-9" and entry["head"] == "## 3. The February storm"
+    assert results[0].answer == "23"  # type: ignore[attr-defined]
+
+
+def test_lines_that_are_records_headings_or_items_are_never_joined() -> None:
+    records = ("2026-11-25 10:00:01 INFO connecting to the database server at db.internal port 5432 as the\n"
+               "2026-11-25 10:00:02 WARN slow answer from the database server at db.internal after 900 ms for\n"
+               "level=info msg=\"the cache was warmed with 120 entries from the previous run of the\"\n"
+               "level=info msg=\"the scheduler started with four workers and a queue of twenty jobs for\"\n"
+               "apple,3,red,grown in the orchard behind the station and sold at the market on the\n"
+               "pear,5,green,grown in the orchard behind the station and sold at the market on the\n")
+    assert len(units(records)) == 6
+    items = ("The harbour plan for next year lists the works the Board has agreed to pay for, and\n"
+             "- new tenders for the fish market, which came in well above the estimate this spring\n"
+             "- a decision on the dredger the Board has been asked to buy for the inner basin and\n"
+             "# The year ahead\n"
+             "| table | row that is long enough to count as a full line of the passage |\n")
+    assert len(units(items)) == 5
+    # The measured benchmarks' layout: a label, a title, then a paragraph on one line; nothing there is wrapped.
+    hotpot = ("Document 3:\nthe Hungry (band)\nthe Hungry is a band from a city by the sea, formed in the year of "
+              "the long storm and still playing to\n\nDocument 4:\nafroman\nafroman is a rapper.\n")
+    assert [u.text for u in units(hotpot)] == [
+        "Document 3:", "the Hungry (band)",
+        "the Hungry is a band from a city by the sea, formed in the year of the long storm and still playing to",
+        "Document 4:", "afroman", "afroman is a rapper."]
+
+
 def test_picks_are_numbers_within_the_passage_and_none_is_an_answer() -> None:
     assert parse_picks("3, 7, 3, 12", 10, 5) == ([3, 7], ["sentence 12 does not exist (the passage has 10)"])
     assert parse_picks("none", 10, 5) == ([], [])

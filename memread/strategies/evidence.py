@@ -122,18 +122,18 @@ class Unit:
 
     start: int
     end: int
-    text: str
+    text: str  # the chunk's text from start to end, a wrapped line's break made a space (or nothing after a hyphen)
     heading: bool  # a short line of its own without a full stop: a title or heading
-    line: int = 0  # the passage's line it is on (sentences of one line are one paragraph)
+    line: int = 0  # the passage's paragraph it is in (a line, or the lines of text wrapped at a fixed width)
 
 
 def units(text: str) -> list[Unit]:
-    """The passage's sentences and lines, in order, at most :data:`MAX_UNITS` (neighbours joined)."""
+    """The passage's sentences and lines, in order, at most :data:`MAX_UNITS` (neighbours joined). Lines of text
+    wrapped at a fixed width (a PDF page, a hard-wrapped report) are read as the paragraph they make, so a
+    sentence is not cut at the end of a line."""
     found: list[Unit] = []
-    offset = 0
-    for number, line in enumerate(text.splitlines(keepends=True)):
-        body = line.rstrip("\n\r")
-        heading = _is_heading(body.strip())
+    for number, (offset, body, wrapped) in enumerate(_paragraphs(text)):
+        heading = not wrapped and _is_heading(body.strip())
         pieces = [] if not body.strip() else [body] if heading else _SENTENCE_END.split(body)
         cursor = 0
         for piece in pieces:
@@ -143,13 +143,75 @@ def units(text: str) -> list[Unit]:
             if not stripped:
                 continue
             start = offset + at + (len(piece) - len(piece.lstrip()))
-            found.append(Unit(start, start + len(stripped), stripped, heading, number))
-        offset += len(line)
+            found.append(Unit(start, start + len(stripped), one_line(stripped), heading, number))
     while len(found) > MAX_UNITS:  # join neighbours, shortest pair first, until the numbering is bounded
         pair = min(range(len(found) - 1), key=lambda i: (len(found[i].text) + len(found[i + 1].text), i))
         a, b = found[pair], found[pair + 1]
-        found[pair:pair + 2] = [Unit(a.start, b.end, text[a.start:b.end].strip(), False, a.line)]
+        found[pair:pair + 2] = [Unit(a.start, b.end, one_line(text[a.start:b.end].strip()), False, a.line)]
     return found
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks made spaces, and none after a hyphen that ends a line ("twenty-|six")."""
+    if "\n" not in text and "\r" not in text:
+        return text
+    return _BREAK.sub(" ", _HYPHEN_BREAK.sub("", text))
+
+
+# Hard-wrapped text. A line continues on the next when it is about as long as the passage's full lines (the
+# passage's 90th-percentile line length; titles and headings are short), does not end a sentence or clause, and
+# the next line starts with a lower-case word ("lifted and broken"), or it ends on a comma or a word no sentence
+# ends on ("the", "of") and the next starts with a word or a number (a line ending a sentence, or a label such
+# as "Document 3:", is a line break the text meant). A list item, heading, table row or a log
+# line's timestamp starts a line of its own; so does a record ("level=info ...", "apple,3,red").
+_WRAP_SHARE = 0.6
+_MIN_WIDTH = 30
+_BLOCK_START = re.compile(r"\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#|\||```|>)")
+_LINE_END = re.compile(r"[.!?…:][\"'”’)\]*_]*$")
+_OPEN_END = re.compile(
+    r"(?:[,;(–—-]|\b(?:a|an|the|of|in|on|at|to|for|from|by|with|and|or|but|nor|as|that|which|who|whose|whom|is|"
+    r"was|were|are|be|been|being|has|have|had|its|their|his|her|our|your|my|this|these|those|than|into|onto|"
+    r"near|about|over|under|between|after|before|during|without|within|via|per|not|if|such|will|would|can|"
+    r"could|may|might|must|should|shall|do|does|did|against|among|around|across|through|toward|towards|upon|"
+    r"since|until|while|because|although|though|where|when|whether|both|either|neither|each|every|some|any|"
+    r"all|more|less|most|than|then|also|only|very|just))$", re.IGNORECASE)
+_LOWER_WORD = re.compile(r"[a-zß-ÿ][\w'’-]*[,;.:!?]?[\"'”’)\]*_]*")
+_WORD = re.compile(r"[\"'“‘(£$€]?(?:[^\W\d_][\w'’-]*|\d{1,3}(?:,\d{3})*(?:\.\d+)?%?)[,;.:]?")
+_HYPHEN_BREAK = re.compile(r"(?<=\w-)[ \t]*\r?\n\s*(?=[a-zß-ÿ])")
+_BREAK = re.compile(r"\s*\r?\n\s*")
+
+
+def _paragraphs(text: str) -> list[tuple[int, str, bool]]:
+    """The passage's lines as (offset, text without its line break, whether wrapped lines were joined), the
+    lines of one wrapped paragraph joined with their breaks."""
+    lines = text.splitlines(keepends=True)
+    lengths = sorted(len(line.strip()) for line in lines if line.strip())
+    width = lengths[int(0.9 * (len(lengths) - 1))] if lengths else 0
+    paragraphs: list[tuple[int, str, bool]] = []
+    offset = 0
+    for line in lines:
+        body = line.rstrip("\n\r")
+        if paragraphs and width >= _MIN_WIDTH and _continues(paragraphs[-1][1], body, width):
+            start = paragraphs[-1][0]
+            paragraphs[-1] = (start, text[start:offset + len(body)], True)
+        else:
+            paragraphs.append((offset, body, False))
+        offset += len(line)
+    return paragraphs
+
+
+def _continues(before: str, line: str, width: int) -> bool:
+    """Whether ``line`` goes on with the sentence that the paragraph ``before`` (its last line) breaks off."""
+    last = before.rsplit("\n", 1)[-1].rstrip()
+    head = line.strip()
+    if not head or len(last.strip()) < _WRAP_SHARE * width or _LINE_END.search(last):
+        return False
+    if last.lstrip().startswith(("#", "|", "```")) or _BLOCK_START.match(line):
+        return False
+    word = head.split(None, 1)[0]
+    if _LOWER_WORD.fullmatch(word):
+        return True
+    return bool(_OPEN_END.search(last)) and bool(_WORD.fullmatch(word))
 
 
 def _is_heading(line: str) -> bool:
@@ -490,7 +552,7 @@ class EvidenceStrategy(Strategy):
             last += 1
         start, end = found[first].start, found[last].end
         spans = chunk.locate(start, end)
-        return {"chunk": chunk.index, "start": start, "end": end, "text": chunk.text[start:end],
+        return {"chunk": chunk.index, "start": start, "end": end, "text": one_line(chunk.text[start:end]),
                 "head": _heading(found, position), "where": "; ".join(span.describe() for span in spans),
                 "spans": [span.to_dict() for span in spans], "read": read, "rank": rank}
 
