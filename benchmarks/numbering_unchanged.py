@@ -1,0 +1,88 @@
+"""Whether a change to the evidence strategy's numbering (``memread.strategies.evidence.units``) leaves the
+benchmark passages as they were, so results measured before it still stand for the code after it.
+
+It builds the samples a ``memread bench`` sweep reads (RULER-HotpotQA at the given lengths, seeds and counts),
+chunks them as the evidence strategy does (1,500 tokens, the default model's own tokenizer), numbers every chunk
+with the ``units`` of a past commit and with today's, and counts the chunks whose numbered sentences differ
+(offsets, text or heading). Needs llama-cpp-python and the default model (``memread models pull``).
+
+    python benchmarks/numbering_unchanged.py --against 6555bea [--out benchmarks/results/numbering-unchanged.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from memread.bench.tasks import build_sample
+from memread.chunk import Chunker
+from memread.document import Provenance, Segment
+from memread.models import resolve
+from memread.strategies import evidence
+from memread.strategies.evidence import EvidenceStrategy
+
+CELLS = (("hqa", 50, 42, 48), ("hqa", 400, 42, 32), ("hqa", 400, 7, 16))  # task, documents, data seed, samples
+
+
+def past_module(commit: str) -> ModuleType:
+    """memread/strategies/evidence.py as it was at ``commit``, imported under another name."""
+    source = subprocess.run(["git", "show", f"{commit}:memread/strategies/evidence.py"], check=True,
+                            capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp()) / "evidence_then.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("evidence_then", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["evidence_then"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def numbered(module: Any, text: str) -> list[tuple[int, int, str, bool]]:
+    return [(u.start, u.end, u.text, u.heading) for u in module.units(text)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--against", required=True, help="the commit whose numbering the results were measured with")
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b-q4_0")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    from memread.backends.llamacpp import LlamaTokenizer
+
+    tokenizer = LlamaTokenizer(resolve(args.model, pull=False))
+    then = past_module(args.against)
+    rows = []
+    for task, length, seed, samples in CELLS:
+        chunks = differing = 0
+        for index in range(samples):
+            sample = build_sample(task, length, index, seed, tokenizer)
+            pieces = Chunker(tokenizer, EvidenceStrategy.default_chunk_tokens).chunks(
+                [Segment(sample.context, Provenance("sample"))])
+            for chunk in pieces:
+                chunks += 1
+                differing += numbered(then, chunk.text) != numbered(evidence, chunk.text)
+        rows.append((task, length, seed, samples, chunks, differing))
+        print(f"{task} {length} docs, seed {seed}: {samples} samples, {chunks} chunks, {differing} numbered differently",
+              flush=True)
+    lines = ["# The evidence strategy's numbering against a past commit", "",
+             f"`python benchmarks/numbering_unchanged.py --against {args.against}` (model `{args.model}`'s "
+             "tokenizer, chunks of "
+             f"{EvidenceStrategy.default_chunk_tokens} tokens as the strategy reads them)", "",
+             "| task | documents | data seed | samples | chunks | numbered differently |", "|---|---|---|---|---|---|"]
+    lines += [f"| {t} | {n} | {s} | {k} | {c:,} | {d} |" for t, n, s, k, c, d in rows]
+    report = "\n".join(lines) + "\n"
+    if args.out:
+        args.out.write_text(report, encoding="utf-8")
+    print(report)
+    return 0 if all(row[-1] == 0 for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
