@@ -162,11 +162,12 @@ def one_line(text: str) -> str:
 # passage's 90th-percentile line length; titles and headings are short), does not end a sentence or clause, and
 # the next line starts with a lower-case word ("lifted and broken"), or it ends on a comma or a word no sentence
 # ends on ("the", "of") and the next starts with a word or a number (a line ending a sentence, or a label such
-# as "Document 3:", is a line break the text meant). A list item, heading, table row or a log
-# line's timestamp starts a line of its own; so does a record ("level=info ...", "apple,3,red").
+# as "Document 3:", is a line break the text meant). A list item, heading, table row or log line (a date, or a
+# time among its first words: "Nov 25 10:00:03 host ...") starts a line of its own; so does a record
+# ("level=info ...", "apple,3,red", "PASS: ...", a line that starts with the same word as the line before it).
 _WRAP_SHARE = 0.6
 _MIN_WIDTH = 30
-_BLOCK_START = re.compile(r"\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#|\||```|>)")
+_BLOCK_START = re.compile(r"\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#|\||```|>|\[|\d{4}-\d\d-\d\d|(?:\S+\s+){1,3}\d{1,2}:\d\d)")
 _LINE_END = re.compile(r"[.!?…:][\"'”’)\]*_]*$")
 _OPEN_END = re.compile(
     r"(?:[,;(–—-]|\b(?:a|an|the|of|in|on|at|to|for|from|by|with|and|or|but|nor|as|that|which|who|whose|whom|is|"
@@ -175,8 +176,8 @@ _OPEN_END = re.compile(
     r"could|may|might|must|should|shall|do|does|did|against|among|around|across|through|toward|towards|upon|"
     r"since|until|while|because|although|though|where|when|whether|both|either|neither|each|every|some|any|"
     r"all|more|less|most|than|then|also|only|very|just))$", re.IGNORECASE)
-_LOWER_WORD = re.compile(r"[a-zß-ÿ][\w'’-]*[,;.:!?]?[\"'”’)\]*_]*")
-_WORD = re.compile(r"[\"'“‘(£$€]?(?:[^\W\d_][\w'’-]*|\d{1,3}(?:,\d{3})*(?:\.\d+)?%?)[,;.:]?")
+_LOWER_WORD = re.compile(r"[a-zß-ÿ][\w'’-]*[,;.!?]?[\"'”’)\]*_]*")
+_WORD = re.compile(r"[\"'“‘(£$€]?(?:[^\W\d_][\w'’-]*|\d{1,3}(?:,\d{3})*(?:\.\d+)?%?)[,;.]?")
 _HYPHEN_BREAK = re.compile(r"(?<=\w-)[ \t]*\r?\n\s*(?=[a-zß-ÿ])")
 _BREAK = re.compile(r"\s*\r?\n\s*")
 
@@ -209,6 +210,8 @@ def _continues(before: str, line: str, width: int) -> bool:
     if last.lstrip().startswith(("#", "|", "```")) or _BLOCK_START.match(line):
         return False
     word = head.split(None, 1)[0]
+    if word == last.split(None, 1)[0]:  # "PASS: ...", "Nov 25 ...", "INFO ...": records, one a line
+        return False
     if _LOWER_WORD.fullmatch(word):
         return True
     return bool(_OPEN_END.search(last)) and bool(_WORD.fullmatch(word))
