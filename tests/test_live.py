@@ -107,6 +107,22 @@ def test_off_a_terminal_progress_is_plain_throttled_lines():
     assert "ETA" in lines[2]
 
 
+def test_the_eta_counts_the_chunks_a_run_reads_at_most_and_says_when_it_may_stop_sooner():
+    from memread.events import RunStarted
+
+    def eta(options):
+        state = ViewState(total=10)
+        state.apply(RunStarted(run_id="r", document="d", backend="fake", model="m", strategy="s", questions=("q",),
+                               settings={"options": options}), 0.0)
+        state.step_walls, state.steps_done = [30.0], 1
+        return state.eta_text()
+
+    assert eta({}) == "ETA 4m30s"  # overwrite, callback: every chunk
+    assert eta({"exit_gate": False}) == "ETA 4m30s"  # --no-exit-gate reads everything
+    assert eta({"exit_gate": True}) == "ETA ≤ 4m30s"  # gated, evidence: may stop sooner
+    assert eta({"exit_gate": True, "max_read": 0.3}) == "ETA ≤ 1m00s"  # --max-read 0.3: 3 chunks of 10
+
+
 def test_plain_progress_prints_at_most_one_line_per_interval():
     env = terminal(tty=False)
     events = synthetic_run.events()

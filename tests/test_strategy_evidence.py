@@ -157,6 +157,23 @@ def test_sentences_wrapped_over_line_ends_are_numbered_whole_and_cite_their_line
     assert results[0].answer == "23"  # type: ignore[attr-defined]
 
 
+def test_a_reply_cut_at_its_limit_is_a_format_issue_not_a_memory_cut_off() -> None:
+    # The model rambles past the 48 tokens a reply of numbers gets: the numbers before the cut count, the memory
+    # (code's) is whole, and the user is not warned that "its memory may be cut off".
+    def rambler(request: ChatRequest) -> str:
+        if "<evidence>" in request.messages[-1].content:
+            return "\\boxed{Chief of Protocol}"
+        return reader(request) + ". " + "These sentences are the ones that matter most here. " * 5
+
+    events, results, _ = run(SETTINGS, backend=FakeBackend(rambler, tokenizer=CharTokenizer()))
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    cut = [s for s in steps if s.finish_reason == "length"]
+    assert cut and not any(s.truncated for s in steps)
+    assert all(any("48-token limit" in issue for issue in s.parse_issues) for s in cut)
+    assert not any(isinstance(e, Warned) and "cut off" in e.message for e in events)
+    assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]
+
+
 def test_lines_that_are_records_headings_or_items_are_never_joined() -> None:
     records = ("2026-11-25 10:00:01 INFO connecting to the database server at db.internal port 5432 as the\n"
                "2026-11-25 10:00:02 WARN slow answer from the database server at db.internal after 900 ms for\n"

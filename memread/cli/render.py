@@ -90,8 +90,7 @@ def header(state: ViewState) -> Panel:
     elif state.tokens_per_second() is not None:
         rates.append(f"{state.tokens_per_second():.0f} tok/s")
     line = f"{counter} · {state.tokens_read:,} tokens read" + "".join(f" · {r}" for r in rates)
-    eta = state.eta()
-    right = f"ETA {duration(eta)}" if eta is not None else ("done" if state.finished else "")
+    right = state.eta_text() or ("done" if state.finished else "")
     if state.total:
         bar = Table.grid(padding=(0, 1), expand=True)
         bar.add_column(ratio=1)

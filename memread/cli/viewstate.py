@@ -6,6 +6,7 @@ happened (the wall clock while running, the trace's timestamps during replay), a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -162,11 +163,27 @@ class ViewState:
         return self.decode_timed_tokens / self.decode_seconds if self.decode_seconds > 0 else None
 
     def eta(self) -> float | None:
-        """Seconds left, from the measured time per step; None when the number of chunks is unknown."""
+        """Seconds left, from the measured time per step, to the chunks the run reads at most (all of them, or
+        the ``max_read`` share); None when the number of chunks is unknown. With an exit gate it is a bound
+        (:attr:`eta_is_bound`): the run may stop sooner."""
         per_step = self.seconds_per_step()
         if self.total is None or per_step is None or self.finished is not None:
             return None
-        return max(self.total - self.steps_done, 0) * per_step
+        limit = self.total
+        share = (self.settings.get("options") or {}).get("max_read")
+        if isinstance(share, (int, float)) and 0 < share < 1:
+            limit = max(1, math.ceil(share * self.total))
+        return max(limit - self.steps_done, 0) * per_step
+
+    @property
+    def eta_is_bound(self) -> bool:
+        """Whether the run may stop before the chunks :meth:`eta` counts (gated's or evidence's exit gate)."""
+        return bool((self.settings.get("options") or {}).get("exit_gate"))
+
+    def eta_text(self) -> str | None:
+        """``ETA 3m05s``, or ``ETA ≤ 3m05s`` when the run may stop sooner; None without an estimate."""
+        eta = self.eta()
+        return None if eta is None else f"ETA {'≤ ' if self.eta_is_bound else ''}{duration(eta)}"
 
     def memory_tokens(self, lane: int) -> int:
         return self.count_tokens(self.lanes[lane].memory) if lane < len(self.lanes) else 0
@@ -219,9 +236,9 @@ def progress_line(state: ViewState) -> str:
     rate = state.tokens_per_second()
     if rate is not None:
         parts.append(f"{rate:.1f} tok/s")
-    eta = state.eta()
+    eta = state.eta_text()
     if eta is not None:
-        parts.append(f"ETA {duration(eta)}")
+        parts.append(eta)
     return " · ".join(parts)
 
 

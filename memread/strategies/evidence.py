@@ -427,6 +427,10 @@ class EvidenceStrategy(Strategy):
                    completion: Completion) -> StepResult:
         found = units(chunk.text)
         picks, issues = parse_picks(completion.text, len(found), self.options.picks)
+        if completion.finish_reason == "length":
+            # The memory is code's, never the reply: a reply cut at its limit loses only what it said after
+            # the numbers read (not "memory may be cut off", as for the strategies whose memory is the reply).
+            issues.append(f"the reply hit its {REPLY_TOKENS}-token limit; what it said after that was not read")
         evidence = [dict(entry) for entry in state.get("evidence", [])]
         covered = [(int(e["start"]), int(e["end"])) for e in evidence if e["chunk"] == chunk.index]
         read = [*state.get("read", []), chunk.index]
@@ -497,7 +501,7 @@ class EvidenceStrategy(Strategy):
         if dropped:
             summary += f", dropped {dropped} (memory full)"
         return StepResult(state=new_state, memory=new_state["memory"], memory_changed=new_state["memory"] != before,
-                          truncated=completion.finish_reason == "length", exit=bool(exit_reason),
+                          truncated=False, exit=bool(exit_reason),
                           exit_reason=exit_reason or "exit-gate",
                           decisions={"picked": picks, "kept": [e["text"] for e in added],
                                      "matched": [e["text"] for e in matched],
