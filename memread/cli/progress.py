@@ -34,6 +34,7 @@ class PlainProgress:
                                exact_tokens=tokenizer is not None)
         self._clock = clock
         self._last_print: float | None = None
+        self._hinted = False
         self.sources = LaneSteps()
         for at, event in history:
             if not isinstance(event, RunFinished):
@@ -64,7 +65,14 @@ class PlainProgress:
                 self._last_print = now
                 self._say(progress_line(self.state))
         elif isinstance(event, LaneExited):
-            self._say(f"lane {event.lane + 1} stopped reading after {event.step + 1} chunk(s) ({event.reason})")
+            total = self.state.total
+            read = event.step + 1
+            line = f"lane {event.lane + 1} stopped reading after {read}{f' of {total}' if total else ''} chunk(s) " \
+                   f"({event.reason})"
+            if total and read < total and not self._hinted:  # once: a "list all" question needs every chunk
+                self._hinted = True
+                line += "; --no-exit-gate reads every chunk"
+            self._say(line)
         elif isinstance(event, Answered) and len(self.state.lanes) > 1:
             self._say(f"answer {event.lane + 1}: {event.answer}")
         elif isinstance(event, RunFinished):

@@ -153,6 +153,10 @@ def answer_panels(state: ViewState, *, citations: dict[int, str] | None = None) 
         where = (citations or {}).get(view.lane)
         if where:
             parts.append(Text(f"  sources: {where}"))
+    stopped = [v.exited_at + 1 for v in state.lanes if v.exited_at is not None]
+    if state.total and stopped and min(stopped) < state.total:  # a "list all" question needs every chunk
+        parts.append(Text(f"  reading stopped early ({min(stopped)} of {state.total} chunks); --no-exit-gate "
+                          "reads every chunk", style="dim"))
     parts.append(Text(stats_line(state), style="dim"))
     return Group(*parts)
 
