@@ -295,6 +295,11 @@ def test_the_scores_file_holds_no_benchmark_text_and_alone_resumes_a_sweep_and_r
     for record in first.records:  # neither the question, nor the golds, nor what the model wrote from them
         for value in (record["question"], *record["golds"], record["reply"]):
             assert value and value not in text
+        # The reading loop's steps are in results.jsonl (why a sample went as it did), never in scores.jsonl.
+        if record["method"] == "overwrite":
+            assert record["steps"] and all(step["reply"] and step["reply"] not in text for step in record["steps"])
+            assert [step["chunk"] for step in record["steps"]] == list(range(record["chunks_read"]))
+    assert '"steps"' not in text
     public = _lines(tmp_path / "a" / "scores.jsonl")
     assert [r["key"] for r in public] == [r["key"] for r in first.records]
     assert [(r["scores"], r["seconds"], r["sample_sha256"]) for r in public] == \

@@ -102,6 +102,9 @@ class Outcome:
     # The text the final answer was given from when it is not the whole document: the final memory (loop) or
     # the retrieved passages (BM25-RAG). Whether the gold is still in it tells reading failures from answering.
     kept: str | None = None
+    # The reading loop's steps, for looking at why a sample went as it did (results.jsonl only: the replies
+    # quote the benchmark): each chunk read, the model's reply, what the strategy made of it, why it stopped.
+    steps: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -186,7 +189,9 @@ def _run_loop(strategy: str, sample: Sample, backend: Backend, settings: LoopSet
         prefill_tokens=sum(s.prompt_tokens for s in timed),
         prefill_seconds=sum(s.prompt_seconds or 0.0 for s in timed),
         model_seconds=finished.model_seconds if finished else 0.0,
-        chunks_read=finished.chunks_read if finished else None, exited_at=result.exited_at, kept=result.memory)
+        chunks_read=finished.chunks_read if finished else None, exited_at=result.exited_at, kept=result.memory,
+        steps=[{"chunk": s.chunk.index, "reply": s.reply, "summary": s.summary, "exit_reason": s.exit_reason}
+               for s in collector.steps])
 
 
 def _one_call(prompt: str, backend: Backend, settings: LoopSettings) -> tuple[Outcome, Completion | None]:

@@ -63,7 +63,7 @@ RESULTS_NAME = "results.jsonl"
 SCORES_NAME = "scores.jsonl"
 CONFIG_NAME = "run.json"
 # The fields of a record that hold a benchmark's text (or text a model wrote from it): left out of scores.jsonl.
-TEXT_FIELDS = ("question", "golds", "prediction", "reply", "kept", "meta", "error", "note")
+TEXT_FIELDS = ("question", "golds", "prediction", "reply", "kept", "steps", "meta", "error", "note")
 
 
 SCORES = ("lenient", "strict", "f1", "recall", "whole_reply", "kept")
