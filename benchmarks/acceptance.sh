@@ -5,8 +5,9 @@
 #   2. RULER-HotpotQA at 50 documents (~7K tokens): evidence, overwrite, full context, BM25-RAG, closed book,
 #      sample by sample (the default strategy is chosen from these cells, so a partial sweep pairs them all);
 #   3. NIAH single-key at 32K and 128K tokens: evidence, BM25-RAG;
-#   4. evidence with -o link=false on the same 400-document samples (what the link rule is worth);
-#   5. the slow cells last: overwrite at NIAH 32K (n=16) and 400 documents (n=16);
+#   4. the slow cells: overwrite at NIAH 32K (n=16) and 400 documents (n=16);
+#   then what the issue does not ask for, last:
+#   5. evidence with -o link=false on the same 400-document samples (what the link rule is worth);
 #   6. callback's memory as ReMemR1 kept it (the whole reply) against -o memory=update, 50 documents (n=24).
 # Each part writes its own folder under OUT (default benchmarks/results/bench; the 50-document one is
 # hqa50-acceptance-MODEL, as hqa50-MODEL holds the format comparison's tables); stop it at any moment (Ctrl-C,
@@ -19,7 +20,7 @@
 #   bash benchmarks/acceptance.sh OUT --backend openai --base-url http://gpu-box:8000/v1 --model Qwen/... --parallel 16
 #
 # Cost on an idle 2-core CPU with Qwen2.5-Coder-1.5B Q4_0 (rates in each summary.md header): part 1 about 1.5 hours,
-# part 2 about 5 (6 minutes a sample), parts 3-4 about 2, part 5 about 5, part 6 about 2.
+# part 2 about 4 (5 minutes a sample), part 3 about 1, part 4 about 3 to 5, part 5 about 1.5, part 6 about 2.
 set -euo pipefail
 
 out=${1:-benchmarks/results/bench}
@@ -41,8 +42,8 @@ bench() { memread bench "$@" "${extra[@]}"; }
 bench hqa --lengths 400 --samples 32 --methods evidence,bm25,closed-book --out "$out/hqa400-$name"
 bench hqa --lengths 50 --samples 48 --methods evidence,overwrite,full,bm25,closed-book --out "$out/hqa50-acceptance-$name"
 bench niah-single --lengths 32K,128K --samples 16 --methods evidence,bm25 --out "$out/niah-$name"
-bench hqa --lengths 400 --samples 32 --methods evidence -o link=false --out "$out/hqa400-nolink-$name"
 bench niah-single --lengths 32K --samples 16 --methods overwrite --out "$out/niah-$name"
 bench hqa --lengths 400 --samples 16 --methods overwrite --out "$out/hqa400-$name"
+bench hqa --lengths 400 --samples 32 --methods evidence -o link=false --out "$out/hqa400-nolink-$name"
 bench hqa --lengths 50 --samples 24 --methods callback --out "$out/hqa50-callback-reply-$name"
 bench hqa --lengths 50 --samples 24 --methods callback -o memory=update --out "$out/hqa50-callback-update-$name"
