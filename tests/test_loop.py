@@ -129,13 +129,14 @@ def test_check_no_replies_are_cut_early_and_keep_the_memory() -> None:
 def test_a_prompt_that_cannot_fit_is_refused_before_any_model_call() -> None:
     backend = FakeBackend(model, context_length=2000)
     events: list[Event] = []
-    loop = Loop(backend, QUESTIONS, LoopSettings(chunk_tokens=1000, memory_tokens=1024), [events.append])
+    settings = LoopSettings(strategy="overwrite", chunk_tokens=1000, memory_tokens=1024)
+    loop = Loop(backend, QUESTIONS, settings, [events.append])
     with pytest.raises(BudgetError) as error:
         loop.run(chunks())
     assert "--chunk-tokens" in (error.value.hint or "") and "--memory-tokens" in (error.value.hint or "")
     assert backend.calls == [] and events == []
     # The budget counts the template and the question with the backend's own counting.
-    fits = Loop(FakeBackend(model, context_length=4000), QUESTIONS, LoopSettings(chunk_tokens=1000, memory_tokens=1024))
+    fits = Loop(FakeBackend(model, context_length=4000), QUESTIONS, settings)
     lines = fits.check_budget()
     step = [line for line in lines if line.what == "step"][0]
     assert step.variable_tokens == 1000 + 1024 and step.max_tokens == 1024 and step.template_tokens > 300
@@ -230,13 +231,13 @@ def test_a_memory_that_kept_nothing_from_the_document_is_said_before_the_answer(
     # A memory that took something from the text: no such warning.
     events.clear()
     Loop(FakeBackend(lambda r: "\\boxed{Ada}" if "Your answer" in r.messages[-1].content else "Ada built it."),
-         ["Who?"], LoopSettings(chunk_tokens=100), [events.append]).run(chunks()[:3])
+         ["Who?"], LoopSettings(strategy="overwrite", chunk_tokens=100), [events.append]).run(chunks()[:3])
     assert not [e for e in events if isinstance(e, Warned)]
 
 
 def test_system_message_and_therefore_prompt_are_passed_through() -> None:
     backend = FakeBackend(lambda r: "Therefore, the answer is Ada." if "Your answer" in r.messages[-1].content else "m")
-    [result] = Loop(backend, ["Who?"], LoopSettings(chunk_tokens=100, final_prompt="therefore",
+    [result] = Loop(backend, ["Who?"], LoopSettings(strategy="overwrite", chunk_tokens=100, final_prompt="therefore",
                                                     system="You are terse.")).run(chunks()[:2])
     assert all(r.messages[0].role == "system" and r.messages[0].content == "You are terse." for r in backend.requests)
     assert "Therefore, the answer is (insert answer here)" in backend.requests[-1].messages[-1].content
@@ -264,7 +265,7 @@ def test_ctrl_c_finishes_the_run_as_interrupted() -> None:
 
     events: list[Event] = []
     with pytest.raises(KeyboardInterrupt):
-        Loop(FakeBackend(model), ["Q?"], LoopSettings(chunk_tokens=100), [sink]).run(chunks())
+        Loop(FakeBackend(model), ["Q?"], LoopSettings(strategy="overwrite", chunk_tokens=100), [sink]).run(chunks())
     assert isinstance(events[-1], RunFinished) and events[-1].status == "interrupted"
 
 

@@ -123,6 +123,6 @@ def test_each_strategy_gives_its_templates_for_the_trace_header_with_the_holes()
     t = create_strategy(Settings(strategy="callback", final_prompt="therefore")).templates()
     assert "{recalled_memory}" in t["memory"] and "{chunk}" in t["memory"]
     assert "Therefore, the answer is" in t["final"] and "{recalled_memory}" in t["final"]
-    assert create_strategy(Settings()).templates()["memory"] == MEMAGENT
+    assert create_strategy(Settings(strategy="overwrite")).templates()["memory"] == MEMAGENT
     gated = create_strategy(Settings(strategy="gated")).templates()
     assert gated == {"memory": GRUMEM_FIGURE_10A, "final": GRUMEM_FIGURE_10B}
