@@ -37,7 +37,8 @@ CELLS = (("hqa", 50, 42, 48), ("hqa", 400, 42, 32), ("hqa", 400, 7, 16))  # task
 
 def past_module(commit: str) -> ModuleType:
     """memread/strategies/evidence.py as it was at ``commit``, imported under another name."""
-    source = subprocess.run(["git", "-C", str(Path(__file__).parent), "show", f"{commit}:memread/strategies/evidence.py"], check=True,
+    source = subprocess.run(["git", "-C", str(Path(__file__).parent), "show",
+                             f"{commit}:memread/strategies/evidence.py"], check=True,
                             capture_output=True, text=True).stdout
     path = Path(tempfile.mkdtemp()) / "evidence_then.py"
     path.write_text(source, encoding="utf-8")

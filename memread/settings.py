@@ -10,6 +10,7 @@ Dependency-free, so the CLI can show the defaults in ``--help`` without importin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
@@ -37,6 +38,12 @@ LAYOUTS = ("question-first", "chunk-first")
 def _derived_answer_start(final_prompt: str) -> str:
     """The begun final reply a final prompt gets when none is chosen."""
     return ANSWER_START if final_prompt == "boxed" else ""
+
+
+def read_limit(max_read: float, chunks: int) -> int:
+    """The chunks a run reads at most when it may read the share ``max_read`` of ``chunks`` (at least one): the
+    evidence strategy's budget, and what the live view's ETA counts to."""
+    return max(1, math.ceil(max_read * chunks))
 
 
 def check_choice(what: str, value: str, choices: tuple[str, ...]) -> None:

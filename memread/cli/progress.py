@@ -11,7 +11,14 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from memread.cli.environment import Environment
-from memread.cli.viewstate import LaneSteps, ViewState, approx_tokens, progress_line, stats_line
+from memread.cli.viewstate import (
+    EXIT_GATE_HINT,
+    LaneSteps,
+    ViewState,
+    approx_tokens,
+    progress_line,
+    stats_line,
+)
 from memread.events import Answered, Event, LaneExited, RunFinished, RunStarted, StepFinished, Warned
 from memread.tokens import Tokenizer
 
@@ -69,9 +76,9 @@ class PlainProgress:
             read = event.step + 1
             line = f"lane {event.lane + 1} stopped reading after {read}{f' of {total}' if total else ''} chunk(s) " \
                    f"({event.reason})"
-            if total and read < total and not self._hinted:  # once: a "list all" question needs every chunk
+            if total and read < total and not self._hinted:  # once a run
                 self._hinted = True
-                line += "; --no-exit-gate reads every chunk"
+                line += f"; {EXIT_GATE_HINT}"
             self._say(line)
         elif isinstance(event, Answered) and len(self.state.lanes) > 1:
             self._say(f"answer {event.lane + 1}: {event.answer}")

@@ -17,7 +17,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from memread.cli.viewstate import LaneView, ViewState, duration, stats_line
+from memread.cli.viewstate import EXIT_GATE_HINT, LaneView, ViewState, duration, stats_line
 from memread.events import step_summary
 
 CHANGED = "bold green"  # bold survives NO_COLOR, so the change stays visible without colour
@@ -154,9 +154,9 @@ def answer_panels(state: ViewState, *, citations: dict[int, str] | None = None) 
         if where:
             parts.append(Text(f"  sources: {where}"))
     stopped = [v.exited_at + 1 for v in state.lanes if v.exited_at is not None]
-    if state.total and stopped and min(stopped) < state.total:  # a "list all" question needs every chunk
-        parts.append(Text(f"  reading stopped early ({min(stopped)} of {state.total} chunks); --no-exit-gate "
-                          "reads every chunk", style="dim"))
+    if state.total and stopped and min(stopped) < state.total:
+        parts.append(Text(f"  reading stopped early ({min(stopped)} of {state.total} chunks); {EXIT_GATE_HINT}",
+                          style="dim"))
     parts.append(Text(stats_line(state), style="dim"))
     return Group(*parts)
 

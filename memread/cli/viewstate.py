@@ -6,7 +6,6 @@ happened (the wall clock while running, the trace's timestamps during replay), a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +21,10 @@ from memread.events import (
     StepStarted,
     Warned,
 )
+from memread.settings import read_limit
 
+# Said when an exit gate stopped reading before the end: a "list all" question needs every chunk.
+EXIT_GATE_HINT = "--no-exit-gate reads every chunk"
 _RATE_WINDOW = 10  # steps the rate and ETA estimates look back over
 
 
@@ -172,7 +174,7 @@ class ViewState:
         limit = self.total
         share = (self.settings.get("options") or {}).get("max_read")
         if isinstance(share, (int, float)) and 0 < share < 1:
-            limit = max(1, math.ceil(share * self.total))
+            limit = read_limit(share, self.total)
         return max(limit - self.steps_done, 0) * per_step
 
     @property

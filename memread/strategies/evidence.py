@@ -36,7 +36,6 @@ so they share its prefill on engines that share prompt prefixes (the passage com
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from memread.backends.base import Completion
 from memread.chunkstore import ChunkStore
 from memread.document import Chunk
 from memread.recall import TextIndex, query_terms
+from memread.settings import read_limit
 from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
 
 # Measured on Qwen2.5-Coder-1.5B (benchmarks/results/evidence-prompts.md): asked to reply "none" when nothing
@@ -171,7 +171,7 @@ _BLOCK_START = re.compile(r"\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#|\||```|>|\[|\d{4}-\
 _LINE_END = re.compile(r"[.!?…:][\"'”’)\]*_]*$")
 _OPEN_END = re.compile(
     r"(?:[,;(–—-]|\b(?:a|an|the|of|in|on|at|to|for|from|by|with|and|or|but|nor|as|that|which|who|whose|whom|is|"
-    r"was|were|are|be|been|being|has|have|had|its|their|his|her|our|your|my|this|these|those|than|into|onto|"
+    r"was|were|are|be|been|being|has|have|had|its|their|his|her|our|your|my|this|these|those|into|onto|"
     r"near|about|over|under|between|after|before|during|without|within|via|per|not|if|such|will|would|can|"
     r"could|may|might|must|should|shall|do|does|did|against|among|around|across|through|toward|towards|upon|"
     r"since|until|while|because|although|though|where|when|whether|both|either|neither|each|every|some|any|"
@@ -405,7 +405,7 @@ class EvidenceStrategy(Strategy):
                                      for chunk, _ in self.store.top(" ".join(missing), len(done) + 1))
 
     def _budget_spent(self, state: State) -> bool:
-        return len(state.get("read", [])) >= max(1, math.ceil(self.options.max_read * len(self.store)))
+        return len(state.get("read", [])) >= read_limit(self.options.max_read, len(self.store))
 
     # --- one lane -------------------------------------------------------------------------------------
 
