@@ -205,8 +205,14 @@ def test_picks_are_numbers_within_the_passage_and_none_is_an_answer() -> None:
     assert parse_picks("3, 7, 3, 12", 10, 5) == ([3, 7], ["sentence 12 does not exist (the passage has 10)"])
     assert parse_picks("none", 10, 5) == ([], [])
     assert parse_picks("<think>sentence 9?</think>\n[2] and [4]", 10, 5)[0] == [2, 4]
-    assert parse_picks("1,2,3,4", 10, 2)[0] == [1, 2]
+    assert parse_picks("1,4,7,9", 10, 2)[0] == [1, 4]
     assert parse_picks("I cannot tell.", 10, 5)[1] == ["the reply names no sentence and does not say none"]
+    # Counting through the passage is no choice: nothing is kept (cover and link still read the passage).
+    picks, issues = parse_picks("1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 1", 40, 5)
+    assert picks == [] and issues == ["the reply counts through the sentences (1, 2, 3, 4, …) instead of choosing: "
+                                      "no pick kept"]
+    assert parse_picks("2, 18, 19, 20, 21, 22", 40, 5)[0] == [2, 18, 19, 20, 21]  # a run of five is a choice
+    assert parse_picks("3, 9, 14, 15, 16, 30", 40, 5)[0] == [3, 9, 14, 15, 16]
 
 
 def test_the_best_matching_chunk_is_read_first_and_the_evidence_leads_to_the_second_hop() -> None:
