@@ -380,6 +380,25 @@ def test_a_chunk_holding_both_hops_is_read_again_once_the_first_hop_names_the_se
     assert [e.reason for e in events if isinstance(e, StepStarted)][1].startswith("read again")
 
 
+def test_a_second_look_that_finds_nothing_more_does_not_spend_patience() -> None:
+    # Seen on 400-document design samples: a chunk read again for a name its own evidence brought up, finding
+    # nothing, was one of the `patience` chunks, and reading stopped before the next-ranked unread chunk.
+    def first_hop_only(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if "<evidence>" in prompt:
+            return reader(request)
+        return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if "Corliss" in t) or "none"
+
+    text = FILM + CAREER + "".join(FILLER.format(i=i) for i in range(10, 16))
+    settings = Settings(**{**SETTINGS.to_dict(), "options": {"cutoff": 0.0, "patience": 1}})
+    events, _, _ = run(settings, text=text, backend=FakeBackend(first_hop_only, tokenizer=CharTokenizer()))
+    order = [e.chunk.index for e in events if isinstance(e, StepStarted)]
+    summaries = [e.summary for e in events if isinstance(e, StepFinished)]
+    assert order[:2] == [0, 0] and summaries[1].startswith("nothing kept")  # the second look found nothing
+    assert len(order) == 3 and order[2] != 0  # and the next unread chunk was still read
+    assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 1 new chunk(s) in a row added none"]
+
+
 def test_the_trace_replays_with_the_reading_order_and_what_each_step_kept(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from memread.cli.player import memory_diffs
     from memread.cli.render import chunk_pane
@@ -429,7 +448,7 @@ def test_a_pick_linked_to_the_evidence_only_by_a_name_most_chunks_hold_is_set_as
 def test_without_the_cutoff_it_stops_after_patience_chunks_without_new_evidence() -> None:
     events, results, _ = run(Settings(**{**SETTINGS.to_dict(), "options": {"cutoff": 0.0, "patience": 2}}))
     assert sum(isinstance(e, StepStarted) for e in events) == 4
-    assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 2 chunks in a row added none"]
+    assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 2 new chunk(s) in a row added none"]
     assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]
 
 
@@ -547,7 +566,7 @@ def test_the_sentence_about_what_the_evidence_names_that_shares_the_question_s_w
     else:
         assert "High Knob" not in memory and results[0].answer == "unknown"  # type: ignore[attr-defined]
     # A link is code's guess, not new evidence: reading stops after `patience` chunks without a pick either way.
-    assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 2 chunks in a row added none"]
+    assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 2 new chunk(s) in a row added none"]
 
 
 BAND_QUESTION = "Who is the current drummer of the band who did the song Lovers Do?"

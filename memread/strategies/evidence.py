@@ -24,7 +24,8 @@ the sentences of a short passage that bear on a question, and moves every other 
   peak is High Knob" under "Cumberland Mountains"): the model, shown both hops in one chunk, often picks only the
   first. A link is code's guess, so it does not count as new evidence for stopping.
 * **Stop in code.** A question stops reading once it has evidence, every name of the question that the document
-  holds is in it, and ``patience`` chunks in a row added none (the rest of the ranking has stopped paying), or
+  holds is in it, and ``patience`` chunks in a row added none (the rest of the ranking has stopped paying; a
+  chunk read again does not count), or
   when it has read ``max_read`` of the chunks; without the exit gate (``--no-exit-gate``, for "list all X"
   questions) it reads everything.
 * **Answer from the evidence**, in document order, the question last, in ``\\boxed{}``. The sources are the
@@ -88,10 +89,11 @@ _QUESTION_NAME = re.compile(r"\b(?:[A-Z][\w'’-]*|\d+)\b")  # in a question eve
 @dataclass(frozen=True)
 class EvidenceOptions:
     exit_gate: bool = field(default=True, metadata={
-        "help": "stop a question once it has evidence and `patience` chunks in a row added none, or at "
+        "help": "stop a question once it has evidence and `patience` new chunks in a row added none, or at "
                 "max_read; off reads everything (for 'list all X' questions)"})
     patience: int = field(default=2, metadata={
-        "min": 1, "help": "chunks in a row without new evidence after which a question with evidence stops"})
+        "min": 1, "help": "chunks read for the first time, in a row, without new evidence after which a question "
+                   "with evidence stops"})
     cutoff: float = field(default=0.25, metadata={
         "min": 0.0, "max": 1.0,
         "help": "a question with evidence also stops when no unread chunk matches it, or the names its evidence "
@@ -487,8 +489,10 @@ class EvidenceStrategy(Strategy):
                 evidence.append(entry)
                 linked.append(entry)
         evidence, dropped = self._bounded(evidence, question)
-        # A link is code's guess at the second hop: it does not count as new evidence for stopping.
-        barren = 0 if added or matched else int(state.get("barren", 0)) + 1
+        # A link is code's guess at the second hop: it does not count as new evidence for stopping. A second look
+        # at a chunk that finds nothing more is no step of the ranking: patience counts the chunks read first.
+        again = chunk.index in state.get("read", [])
+        barren = 0 if added or matched else int(state.get("barren", 0)) + (0 if again else 1)
         before = self.memory(state)
         new_state = {**state, "evidence": evidence, "read": read, "barren": barren}
         # Until the model has picked anything, the memory is the passages of the chunks read so far that best
@@ -501,7 +505,7 @@ class EvidenceStrategy(Strategy):
         if self.options.exit_gate:
             pending = self.options.cover and self._pending(question, new_state)
             if evidence and not pending and barren >= self.options.patience:
-                exit_reason = f"evidence found; {barren} chunks in a row added none"
+                exit_reason = f"evidence found; {barren} new chunk(s) in a row added none"
             elif evidence and not pending and not self._worth_reading_on(question, new_state):
                 exit_reason = (f"evidence found; no unread chunk matches the question or what the evidence names "
                                f"{self.options.cutoff:g} as well as the best chunk does")
