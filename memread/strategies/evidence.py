@@ -242,9 +242,9 @@ def parse_picks(reply: str, count: int, limit: int) -> tuple[list[int], list[str
         issues.append("the reply names no sentence and does not say none")
     if len(numbers) > limit and _longest_run(numbers) > limit:
         # "1, 2, 3, 4, 5, 6, …": a small model counts through the passage instead of choosing (about half the
-        # steps of an untrained 1.5B model on a 400-document sample). Its first sentences are no choice: keeping them filled
-        # the evidence with unrelated text whose names led the reading astray. Code's cover and link still read
-        # the passage.
+        # steps of an untrained 1.5B model on a 400-document sample). Its first sentences are no choice: keeping
+        # them filled the evidence with unrelated text whose names led the reading astray. Code's cover and link
+        # still read the passage.
         issues.append(f"the reply counts through the sentences ({', '.join(map(str, numbers[:4]))}, …) "
                       "instead of choosing: no pick kept")
         return [], issues
