@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from fakes.http_servers import LlamaServer
 
+import memread
 from memread.backends.base import ChatRequest
 from memread.backends.fake import FakeBackend
 from memread.bench import data, tasks
@@ -32,6 +33,7 @@ from memread.bench.tasks import Sample, build_sample, parse_length
 from memread.errors import BackendError, UsageError
 from memread.loop import LoopSettings
 from memread.tokens import TiktokenTokenizer
+from memread.version import __version__, code_id
 from tests.cli_runner import run_memread
 
 # Evaluated at import, before the autouse fixture points MEMREAD_HOME at a temporary folder: the data is
@@ -321,6 +323,29 @@ def test_the_scores_file_holds_no_benchmark_text_and_alone_resumes_a_sweep_and_r
     (tmp_path / "b" / "results.jsonl").unlink()
     status, _out, err = run_memread("bench", "--report", "--out", str(tmp_path / "a"), "--compare", str(tmp_path / "b"))
     assert status == 2 and "hold different samples" in err
+
+
+@pytest.mark.network
+def test_each_record_says_which_code_made_it_and_the_report_names_a_cell_made_by_two(
+        bench_data: Path, tokenizer: TiktokenTokenizer, tmp_path: Path) -> None:
+    plan = BenchPlan(tasks=("niah-single",), lengths=(1000,), samples=2, methods=("overwrite", "bm25"),
+                     settings=MethodSettings(LoopSettings(chunk_tokens=500, memory_tokens=100, final_tokens=50),
+                                             rag_passage_tokens=100))
+    records = run_sweep(plan, FakeBackend(_oracle(), tokenizer=tokenizer), tmp_path).records
+    here = code_id()
+    assert {r["code"] for r in records} == {here} and here.startswith(__version__)
+    if (Path(memread.__file__).resolve().parent.parent / ".git").exists():  # a checkout: its commit too
+        assert re.fullmatch(re.escape(__version__) + r"\+g[0-9a-f]{12}(\.dirty)?", here)
+    assert '"code"' in (tmp_path / "scores.jsonl").read_text(encoding="utf-8")
+    tables = markdown(records)
+    assert f"- code `{here}`: niah-single 1000 overwrite (MemAgent) (2), niah-single 1000 BM25-RAG (2)" in tables
+    assert "mixes" not in tables
+    # The strategy changed mid-sweep: one overwrite record from other code, one from before codes were recorded.
+    changed = [dict(r, code="0.0.9+gabcdef012345") if r["key"].endswith("/0/overwrite") else r for r in records]
+    assert f"niah-single 1000 overwrite (MemAgent) mixes records of different code (`0.0.9+gabcdef012345` 1, `{here}` 1)" \
+        in markdown(changed)
+    older = [{k: v for k, v in r.items() if k != "code"} if r["key"].endswith("/0/bm25") else r for r in records]
+    assert f"BM25-RAG mixes records of different code (`{here}` 1, `not recorded` 1)" in markdown(older)
 
 
 def test_a_results_folder_refuses_to_mix_runs_of_different_settings(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +33,7 @@ from memread.bench.stats import Interval, mean_interval
 
 COLOURS = {"overwrite": "#1f77b4", "gated": "#2ca02c", "callback": "#9467bd", "full": "#d62728",
            "bm25": "#ff7f0e", "closed-book": "#7f7f7f"}
+NOT_RECORDED = "not recorded"  # records made before memread recorded its code
 _OTHER_COLOURS = ("#8c564b", "#e377c2", "#17becf", "#bcbd22", "#393b79", "#637939")
 
 
@@ -63,6 +64,8 @@ class Cell:
     doc_tokens: float | None
     whole_read_ratio: float | None  # Σ seconds / Σ seconds to prefill each document once
     source: str | None = None  # the results folder, when a report combines several
+    # which code made the records (memread version + git commit, ``code_id``): how many records each
+    codes: dict[str, int] = field(default_factory=dict)
     # 95 % interval of "accuracy" and of each score, [low, high] in 0..1, and how each was computed
     intervals: dict[str, list[float]] = field(default_factory=dict)
     interval_methods: dict[str, str] = field(default_factory=dict)
@@ -159,6 +162,7 @@ def _cells(records: Sequence[dict[str, Any]]) -> list[Cell]:
             doc_tokens=_mean([r.get("doc_tokens") for r in group]),
             whole_read_ratio=wall / floor if floor else None,
             source=group[0].get("source"),
+            codes=dict(sorted(Counter(r.get("code") or NOT_RECORDED for r in group).items())),
         )
         for name, values in (("accuracy", accuracy), *((s, scores[s]) for s in SCORES)):
             interval = mean_interval(values, seed=f"cell|{task}|{length}|{method}|{name}")
@@ -264,6 +268,7 @@ def markdown(records: Sequence[dict[str, Any]], *, title: str = "memread bench",
         where = f" of `{source}`" if source else " of this run"
         rate_text = f"{rate:,.1f} prompt tokens/s over {basis}" if rate else "not measured"
         lines.append(f"- prefill rate{where}: {rate_text}")
+    lines += _code_lines(report.cells)
     lines += ["- **× whole read** = seconds per sample ÷ (document tokens ÷ that prefill rate): the time to prefill "
               "the whole document once, at the rate of chunk-sized prompts, is the floor every method that reads "
               "all of it pays; past the model's window it is an estimate no single call could reach", ""]
@@ -271,6 +276,24 @@ def markdown(records: Sequence[dict[str, Any]], *, title: str = "memread bench",
         lines += _task_section(task, [c for c in report.cells if c.task == task],
                                [p for p in report.pairs if p.task == task], report.baseline)
     return "\n".join(lines)
+
+
+def _code_lines(cells: Sequence[Cell]) -> list[str]:
+    """Which code made which cells, and a warning for a cell whose records came from different code (a
+    strategy changed mid-sweep: its older records must be moved out before the cell means anything)."""
+    by_code: dict[str, list[str]] = defaultdict(list)
+    for cell in cells:
+        for code, count in cell.codes.items():
+            by_code[code].append(f"{cell.task} {length_label(cell.length, cell.unit)} {method_label(cell.method)} "
+                                 f"({count})")
+    lines = [f"- code `{code}`: " + ", ".join(where) for code, where in sorted(by_code.items())]
+    for cell in cells:
+        if len(cell.codes) > 1:
+            made = ", ".join(f"`{code}` {count}" for code, count in cell.codes.items())
+            lines.append(f"- {cell.task} {length_label(cell.length, cell.unit)} {method_label(cell.method)} "
+                         f"mixes records of different code ({made}): if the method changed between them, move "
+                         "the older records out of the folder (benchmarks/results/bench/README.md says how)")
+    return lines
 
 
 def _task_section(task: str, task_cells: list[Cell], task_pairs: list[Pair], baseline: str | None) -> list[str]:

@@ -21,6 +21,7 @@ from memread.bench.tasks import build_sample, get_task
 from memread.errors import UsageError
 from memread.settings import Settings as LoopSettings
 from memread.strategies import strategy_class
+from memread.version import code_id
 
 DEFAULT_DATA_SEED = 42  # RULER's and MemAgent's random_seed
 
@@ -111,7 +112,7 @@ def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1
     config = run_config(plan, backend)
     config_id, done = folder.open(config)
     run_info = {"model": backend.model, "backend": backend.name, "data_seed": plan.data_seed,
-                "sampling_seed": plan.settings.loop.seed, "dataset": data.dataset_info()}
+                "sampling_seed": plan.settings.loop.seed, "dataset": data.dataset_info(), "code": code_id()}
     result = SweepResult()
 
     def pending() -> Iterator[tuple[str, int, int, list[str]]]:
