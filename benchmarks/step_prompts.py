@@ -3,7 +3,8 @@ default model choose sentences instead of counting through the passage ("1, 2, 3
 
 For each ``evidence`` record of a ``memread bench`` folder (its results.jsonl, which holds the replies), the
 read is replayed without the model: the recorded replies are fed back in order, so the strategy reaches the
-same states and reads the same chunks (checked against the record). At each step whose prompt shows evidence
+same states and reads the same chunks (checked against the record: the chunk and the strategy's summary of
+every step). At each step whose prompt shows evidence
 found so far (a chunk read for the first time; the steps where the model counted, 82 of 193 on the 400-document
 acceptance, and never without evidence shown), the real model is asked again with each variant of the prompt.
 A variant's reply is read by the strategy itself from the same state: whether it made a choice, whether the
@@ -33,6 +34,7 @@ from memread.backends.fake import FakeBackend
 from memread.bench.methods import settings_for, text_document
 from memread.bench.stats import paired, wilson
 from memread.bench.tasks import build_sample
+from memread.events import StepFinished
 from memread.settings import Settings
 from memread.strategies.evidence import STEP_INSTRUCTION, STEP_REQUEST, EvidenceStrategy, parse_picks, units
 
@@ -71,6 +73,7 @@ def replay(record: dict[str, Any], settings: Settings, tokenizer: Any, context_l
     sample = build_sample(record["task"], record["length"], record["index"], record["data_seed"], tokenizer)
     replies = [step["reply"] for step in record["steps"]]
     seen: list[dict[str, Any]] = []
+    summaries: list[str] = []
     original_plan = EvidenceStrategy.plan_step
     original_prompt = EvidenceStrategy.step_prompt
 
@@ -98,12 +101,16 @@ def replay(record: dict[str, Any], settings: Settings, tokenizer: Any, context_l
     EvidenceStrategy.plan_step = plan_step  # type: ignore[method-assign]
     EvidenceStrategy.step_prompt = step_prompt  # type: ignore[method-assign,assignment]
     try:
-        read(text_document(sample), [sample.question], backend=backend, settings=settings_for("evidence", settings))
+        read(text_document(sample), [sample.question], backend=backend, settings=settings_for("evidence", settings),
+             sinks=[lambda event: summaries.append(event.summary) if isinstance(event, StepFinished) else None])
     finally:
         EvidenceStrategy.plan_step = original_plan  # type: ignore[method-assign]
         EvidenceStrategy.step_prompt = original_prompt  # type: ignore[method-assign]
     if len(seen) != len(record["steps"]):
         raise SystemExit(f"{record['key']}: the replay took {len(seen)} steps, the sweep {len(record['steps'])}")
+    for number, (summary, step) in enumerate(zip(summaries, record["steps"], strict=True)):
+        if summary != step["summary"]:  # the same chunk, but the strategy made something else of it
+            raise SystemExit(f"{record['key']}: step {number} of the replay: {summary!r}, the sweep: {step['summary']!r}")
     return sample
 
 

@@ -60,6 +60,11 @@ def test_a_recorded_read_is_replayed_step_by_step_to_the_same_chunks_and_states(
     assert any(found for _, _, found, _ in seen[1:])
     assert seen[2][3]["choice"] is False and seen[2][3]["kept"] == 0  # counted through the passage
     assert all(judged["choice"] for number, _, _, judged in seen if number != 2)
+    # A record the replay cannot follow (another reply at step 1, so other states) is refused, not half-read.
+    other = {**record, "steps": [dict(step) for step in record["steps"]]}
+    other["steps"][0]["reply"] = "none"
+    with pytest.raises(SystemExit, match="the replay"):
+        step_prompts.replay(other, settings, tokenizer, 1_000_000, lambda number, step: None)
 
     table = step_prompts.report([{"key": record["key"], "step": 1, "recorded": "1, 3", "variants": {
         name: {"reply": "1, 3" if name == "as is" else "none", "choice": True, "kept": int(name == "as is"),
