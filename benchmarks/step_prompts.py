@@ -33,17 +33,21 @@ from memread.backends.base import ChatRequest, Completion, Message
 from memread.backends.fake import FakeBackend
 from memread.bench.methods import settings_for, text_document
 from memread.bench.stats import paired, wilson
-from memread.bench.tasks import build_sample
+from memread.bench.tasks import Sample, build_sample
 from memread.events import StepFinished
 from memread.settings import Settings
-from memread.strategies.evidence import STEP_INSTRUCTION, STEP_REQUEST, EvidenceStrategy, parse_picks, units
+from memread.strategies.evidence import STEP_INSTRUCTION, EvidenceStrategy, parse_picks, units
 
 Variant = Callable[[EvidenceStrategy, str, str, str], str]  # (strategy, question, evidence, numbered) -> prompt
 
 
+NAMES_CLAUSE = " or the evidence found so far names"  # what the request adds when evidence is shown
+
+
 def _no_clause(strategy: EvidenceStrategy, question: str, found: str, numbered: str) -> str:
-    return (f"{STEP_INSTRUCTION}\n\n{numbered}\n\nQuestion: {question}\n\nEvidence found so far:\n{found}\n\n"
-            f"{STEP_REQUEST.format(or_evidence='')}")
+    prompt = strategy.step_prompt(question, found, numbered)
+    assert NAMES_CLAUSE in prompt, "the strategy's request no longer has the clause this variant drops"
+    return prompt.replace(NAMES_CLAUSE, "")
 
 
 VARIANTS: dict[str, Variant] = {
@@ -65,12 +69,16 @@ def gold_titles(context: str, slots: list[int]) -> set[str]:
     return titles
 
 
-def replay(record: dict[str, Any], settings: Settings, tokenizer: Any, context_length: int,
-           on_step: Callable[[int, dict[str, Any]], None]) -> Any:
-    """Run the strategy on the record's sample with its recorded replies, calling ``on_step(number, step)``
-    at each step before its reply is read (the strategy's index is open then): ``step`` holds what the
-    strategy was given (question, state, chunk, the prompt's parts) and the request sent. Returns the sample."""
-    sample = build_sample(record["task"], record["length"], record["index"], record["data_seed"], tokenizer)
+def sample_of(record: dict[str, Any], tokenizer: Any) -> Sample:
+    return build_sample(record["task"], record["length"], record["index"], record["data_seed"], tokenizer)
+
+
+def replay(record: dict[str, Any], sample: Sample, settings: Settings, tokenizer: Any, context_length: int,
+           on_step: Callable[[int, dict[str, Any]], None]) -> None:
+    """Run the strategy on the record's ``sample`` (:func:`sample_of`) with its recorded replies, calling
+    ``on_step(number, step)`` at each step before its reply is read (the strategy's index is open then):
+    ``step`` holds what the strategy was given (question, state, chunk, the prompt's parts) and the request
+    sent."""
     replies = [step["reply"] for step in record["steps"]]
     seen: list[dict[str, Any]] = []
     summaries: list[str] = []
@@ -110,8 +118,8 @@ def replay(record: dict[str, Any], settings: Settings, tokenizer: Any, context_l
         raise SystemExit(f"{record['key']}: the replay took {len(seen)} steps, the sweep {len(record['steps'])}")
     for number, (summary, step) in enumerate(zip(summaries, record["steps"], strict=True)):
         if summary != step["summary"]:  # the same chunk, but the strategy made something else of it
-            raise SystemExit(f"{record['key']}: step {number} of the replay: {summary!r}, the sweep: {step['summary']!r}")
-    return sample
+            raise SystemExit(f"{record['key']}: step {number} of the replay: {summary!r}, "
+                             f"the sweep: {step['summary']!r}")
 
 
 def judge(step: dict[str, Any], reply: str, golds: set[str]) -> dict[str, Any]:
@@ -149,9 +157,8 @@ def main() -> int:
     try:
         for record in records:
             first_reads: set[int] = set()
-            golds = gold_titles(build_sample(record["task"], record["length"], record["index"], record["data_seed"],
-                                             backend.tokenizer).context,
-                                record["meta"].get("gold_documents", []))
+            sample = sample_of(record, backend.tokenizer)
+            golds = gold_titles(sample.context, record["meta"].get("gold_documents", []))
 
             def ask_variants(number: int, step: dict[str, Any], record: dict[str, Any] = record,
                              first_reads: set[int] = first_reads, golds: set[str] = golds) -> None:
@@ -175,7 +182,7 @@ def main() -> int:
                 print(record["key"], number, {k: (v["choice"], v["kept"], v["gold"]) for k, v in
                                               row["variants"].items()}, file=sys.stderr, flush=True)
 
-            replay(record, settings, backend.tokenizer, backend.context_length, ask_variants)
+            replay(record, sample, settings, backend.tokenizer, backend.context_length, ask_variants)
     except KeyboardInterrupt:
         print("stopped; run again to continue", file=sys.stderr)
     finally:

@@ -41,6 +41,10 @@ from tests.cli_runner import run_memread
 PERSISTENT_BENCH_DATA = data.data_dir()
 
 
+# Small chunks, memory and passages, so that a few thousand tokens make several steps and passages.
+SMALL = MethodSettings(LoopSettings(chunk_tokens=500, memory_tokens=100, final_tokens=50), rag_passage_tokens=100)
+
+
 @pytest.fixture
 def bench_data(monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMREAD_BENCH_DATA", str(PERSISTENT_BENCH_DATA))
@@ -227,9 +231,7 @@ def test_a_sweep_interleaves_methods_scores_failures_as_zero_and_marks_full_cont
     # "passages retrieved" appears only in BM25-RAG prompts: that baseline fails, the others answer.
     backend = FakeBackend(_oracle(fail_on="passages retrieved"), tokenizer=tokenizer, context_length=3000)
     methods = ("overwrite", "full", "bm25", "closed-book")
-    plan = BenchPlan(tasks=("niah-single",), lengths=(1000, 4000), samples=2, methods=methods,
-                     settings=MethodSettings(LoopSettings(chunk_tokens=500, memory_tokens=100, final_tokens=50),
-                                             rag_passage_tokens=100))
+    plan = BenchPlan(tasks=("niah-single",), lengths=(1000, 4000), samples=2, methods=methods, settings=SMALL)
     result = run_sweep(plan, backend, tmp_path)
     keys = [r["key"] for r in result.records]
     assert keys == [f"niah-single/{n}/{i}/{m}" for n in (1000, 4000) for i in (0, 1) for m in methods]
@@ -261,8 +263,7 @@ def test_a_sweep_interleaves_methods_scores_failures_as_zero_and_marks_full_cont
 def test_a_parallel_sweep_writes_the_same_records_as_a_serial_one_and_needs_a_backend_that_takes_it(
         bench_data: Path, tokenizer: TiktokenTokenizer, tmp_path: Path) -> None:
     plan = BenchPlan(tasks=("niah-single",), lengths=(1000, 4000), samples=3, methods=("overwrite", "bm25"),
-                     settings=MethodSettings(LoopSettings(chunk_tokens=500, memory_tokens=100, final_tokens=50),
-                                             rag_passage_tokens=100))
+                     settings=SMALL)
     serial = run_sweep(plan, FakeBackend(_oracle(), tokenizer=tokenizer), tmp_path / "serial")
     threads: set[str] = set()
 
@@ -289,9 +290,7 @@ def test_a_parallel_sweep_writes_the_same_records_as_a_serial_one_and_needs_a_ba
 @pytest.mark.network
 def test_the_scores_file_holds_no_benchmark_text_and_alone_resumes_a_sweep_and_rebuilds_its_tables(
         bench_data: Path, tokenizer: TiktokenTokenizer, tmp_path: Path) -> None:
-    plan = BenchPlan(tasks=("niah-single",), lengths=(1000,), samples=3, methods=("overwrite", "bm25"),
-                     settings=MethodSettings(LoopSettings(chunk_tokens=500, memory_tokens=100, final_tokens=50),
-                                             rag_passage_tokens=100))
+    plan = BenchPlan(tasks=("niah-single",), lengths=(1000,), samples=3, methods=("overwrite", "bm25"), settings=SMALL)
     first = run_sweep(plan, FakeBackend(_oracle(), tokenizer=tokenizer), tmp_path / "a")
     text = (tmp_path / "a" / "scores.jsonl").read_text(encoding="utf-8")
     for record in first.records:  # neither the question, nor the golds, nor what the model wrote from them
@@ -328,9 +327,7 @@ def test_the_scores_file_holds_no_benchmark_text_and_alone_resumes_a_sweep_and_r
 @pytest.mark.network
 def test_each_record_says_which_code_made_it_and_the_report_names_a_cell_made_by_two(
         bench_data: Path, tokenizer: TiktokenTokenizer, tmp_path: Path) -> None:
-    plan = BenchPlan(tasks=("niah-single",), lengths=(1000,), samples=2, methods=("overwrite", "bm25"),
-                     settings=MethodSettings(LoopSettings(chunk_tokens=500, memory_tokens=100, final_tokens=50),
-                                             rag_passage_tokens=100))
+    plan = BenchPlan(tasks=("niah-single",), lengths=(1000,), samples=2, methods=("overwrite", "bm25"), settings=SMALL)
     records = run_sweep(plan, FakeBackend(_oracle(), tokenizer=tokenizer), tmp_path).records
     here = code_id()
     assert {r["code"] for r in records} == {here} and here.startswith(__version__)

@@ -53,7 +53,8 @@ def test_a_recorded_read_is_replayed_step_by_step_to_the_same_chunks_and_states(
         judged = step_prompts.judge(step, record["steps"][number]["reply"], {"no such title"})
         seen.append((number, step["chunk"].index, step["found"], judged))
 
-    step_prompts.replay(record, settings, tokenizer, 1_000_000, on_step)
+    sample = step_prompts.sample_of(record, tokenizer)
+    step_prompts.replay(record, sample, settings, tokenizer, 1_000_000, on_step)
     assert [(number, chunk) for number, chunk, _, _ in seen] == \
            [(number, step["chunk"]) for number, step in enumerate(record["steps"])]
     assert seen[0][2] == ""  # the first step shows no evidence; the later ones show what was kept before them
@@ -64,7 +65,7 @@ def test_a_recorded_read_is_replayed_step_by_step_to_the_same_chunks_and_states(
     other = {**record, "steps": [dict(step) for step in record["steps"]]}
     other["steps"][0]["reply"] = "none"
     with pytest.raises(SystemExit, match="the replay"):
-        step_prompts.replay(other, settings, tokenizer, 1_000_000, lambda number, step: None)
+        step_prompts.replay(other, sample, settings, tokenizer, 1_000_000, lambda number, step: None)
 
     table = step_prompts.report([{"key": record["key"], "step": 1, "recorded": "1, 3", "variants": {
         name: {"reply": "1, 3" if name == "as is" else "none", "choice": True, "kept": int(name == "as is"),
