@@ -98,6 +98,20 @@ def scored(record: dict[str, Any], reply: str) -> float:
     return float(scores["lenient"] or 0.0)
 
 
+def ask_again(backend: Any, record: dict[str, Any], folder: str = "") -> dict[str, Any]:
+    """The row of one record: each variant's reply from ``backend`` and its score."""
+    row: dict[str, Any] = {"key": record["key"], "folder": folder, "length": record["length"],
+                           "recorded": record["reply"], "recorded_score": record["scores"]["lenient"],
+                           "kept_gold": bool(record["scores"].get("kept")), "variants": {}}
+    for name, variant in VARIANTS.items():
+        prompt, start, tokens = variant(record["question"], record["kept"])
+        reply = backend.complete([ChatRequest(messages=(Message("user", prompt),), max_tokens=tokens,
+                                              temperature=0.0, top_p=1.0, seed=1, reply_start=start)])[0].text
+        row["variants"][name] = {"reply": reply, "score": scored(record, reply),
+                                 "entries": len(entries(_evidence_of(prompt)))}
+    return row
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", type=Path, nargs="+")
@@ -121,16 +135,7 @@ def main() -> int:
                     config = json.loads((folder / "run.json").read_text(encoding="utf-8"))["config"]
                     backend = create_backend("llamacpp", model=args.model, n_ctx=config["context_length"],
                                              n_threads=args.threads, seed=1)
-                row: dict[str, Any] = {"key": record["key"], "folder": folder.name, "length": record["length"],
-                                       "recorded": record["reply"], "recorded_score": record["scores"]["lenient"],
-                                       "kept_gold": bool(record["scores"].get("kept")), "variants": {}}
-                for name, variant in VARIANTS.items():
-                    prompt, start, tokens = variant(record["question"], record["kept"])
-                    reply = backend.complete([ChatRequest(messages=(Message("user", prompt),), max_tokens=tokens,
-                                                          temperature=0.0, top_p=1.0, seed=1,
-                                                          reply_start=start)])[0].text
-                    row["variants"][name] = {"reply": reply, "score": scored(record, reply),
-                                             "entries": len(entries(_evidence_of(prompt)))}
+                row = ask_again(backend, record, folder.name)
                 rows.append(row)
                 with rows_path.open("a", encoding="utf-8") as out:
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
