@@ -28,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from step_prompts import emit, paired_text  # a sibling script: benchmarks/ is the script's own folder
+
 from memread.backends import create_backend
 from memread.backends.base import ChatRequest, Message
 from memread.bench.results import score_values
@@ -146,10 +148,7 @@ def main() -> int:
     finally:
         if backend is not None:
             backend.close()
-    table = report(rows)
-    print(table)
-    if args.out:
-        args.out.write_text(table + "\n", encoding="utf-8")
+    emit(report(rows), args.out)
     return 0
 
 
@@ -175,17 +174,12 @@ def report(rows: list[dict[str, Any]]) -> str:
             right = [row["variants"][name]["score"] for row in group]
             interval = wilson(int(sum(right)), n)
             with_gold = sum(row["variants"][name]["score"] for row in group if row["kept_gold"])
-            diff = "" if name == "as is" else _diff(paired(right, base, seed=f"final-prompts|{name}|{length}"))
+            diff = "" if name == "as is" else paired_text(paired(right, base, seed=f"final-prompts|{name}|{length}"))
             lines.append(f"| {name} | {sum(right):.0f} of {n} ({100 * sum(right) / n:.0f} % "
                          f"[{100 * interval.low:.0f}, {100 * interval.high:.0f}]) | {with_gold:.0f} of {kept} | "
                          f"{diff} |")
         lines.append("")
     return "\n".join(lines).rstrip()
-
-
-def _diff(result: Any) -> str:
-    return (f"{100 * result.difference:+.1f} [{100 * result.interval.low:+.0f}, {100 * result.interval.high:+.0f}], "
-            f"{result.a_better} to {result.b_better}, p = {result.p_value:.2g}")
 
 
 if __name__ == "__main__":

@@ -187,11 +187,15 @@ def main() -> int:
         print("stopped; run again to continue", file=sys.stderr)
     finally:
         backend.close()
-    table = report(rows)
-    print(table)
-    if args.out:
-        args.out.write_text(table + "\n", encoding="utf-8")
+    emit(report(rows), args.out)
     return 0
+
+
+def emit(table: str, out: Path | None) -> None:
+    """The table to stdout, and to ``out`` if given."""
+    print(table)
+    if out:
+        out.write_text(table + "\n", encoding="utf-8")
 
 
 def report(rows: list[dict[str, Any]]) -> str:
@@ -209,13 +213,14 @@ def report(rows: list[dict[str, Any]]) -> str:
         kept = sum(row["variants"][name]["kept"] > 0 for row in rows)
         gold = sum(row["variants"][name]["gold"] > 0 for row in rows)
         interval = wilson(int(sum(chose)), n)
-        diff = "" if name == "as is" else _diff(paired(chose, base, seed=f"step-prompts|{name}"))
+        diff = "" if name == "as is" else paired_text(paired(chose, base, seed=f"step-prompts|{name}"))
         lines.append(f"| {name} | {sum(chose):.0f} of {n} ({100 * sum(chose) / n:.0f} % "
                      f"[{100 * interval.low:.0f}, {100 * interval.high:.0f}]) | {kept} | {gold} | {diff} |")
     return "\n".join(lines)
 
 
-def _diff(result: Any) -> str:
+def paired_text(result: Any) -> str:
+    """A paired difference as the tables give it: points, interval, discordant samples, McNemar p."""
     return (f"{100 * result.difference:+.1f} [{100 * result.interval.low:+.0f}, {100 * result.interval.high:+.0f}], "
             f"{result.a_better} to {result.b_better}, p = {result.p_value:.2g}")
 
