@@ -30,18 +30,19 @@ from typing import Any
 
 from step_prompts import emit, paired_text  # a sibling script: benchmarks/ is the script's own folder
 
+from memread.answer import final_answer
 from memread.backends import create_backend
 from memread.backends.base import ChatRequest, Message
 from memread.bench.results import score_values
 from memread.bench.stats import paired, wilson
 from memread.recall import query_terms
-from memread.settings import ANSWER_START
+from memread.settings import ANSWER_START, FINAL_TOKENS
 from memread.strategies.evidence import EvidenceStrategy, _stems
 
 REASON_TAIL = ("First name the evidence that answers the problem and reason briefly about it, then put the answer "
                "in \\boxed{}.\n\nYour answer:\n")
 FINAL_TAIL = "Please answer the problem based on the evidence and put the answer in \\boxed{}.\n\nYour answer:\n"
-REASON_TOKENS = 384  # what a brief reasoning and the box need; the sweep's limit (1,024) for the begun box
+REASON_TOKENS = 384  # what a brief reasoning and the box need; the sweep's limit (FINAL_TOKENS) for the begun box
 
 Variant = Callable[[str, str], tuple[str, str, int]]  # (question, evidence) -> (prompt, reply start, max tokens)
 
@@ -73,8 +74,8 @@ def _reason(question: str, evidence: str) -> str:
 
 
 VARIANTS: dict[str, Variant] = {
-    "as is": lambda q, evidence: (_prompt(q, evidence), ANSWER_START, 1024),
-    "two stems": lambda q, evidence: (_prompt(q, two_stems(q, evidence)), ANSWER_START, 1024),
+    "as is": lambda q, evidence: (_prompt(q, evidence), ANSWER_START, FINAL_TOKENS),
+    "two stems": lambda q, evidence: (_prompt(q, two_stems(q, evidence)), ANSWER_START, FINAL_TOKENS),
     "reason first": lambda q, evidence: (_reason(q, evidence), "", REASON_TOKENS),
 }
 
@@ -92,8 +93,6 @@ def records_of(folder: Path) -> list[dict[str, Any]]:
 
 
 def scored(record: dict[str, Any], reply: str) -> float:
-    from memread.answer import final_answer
-
     prediction, boxed = final_answer(reply)
     scores = score_values(record["metric"], record["golds"], status="ok", prediction=prediction, reply=reply,
                           boxed=boxed)

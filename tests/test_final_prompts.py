@@ -50,7 +50,7 @@ def test_each_variant_asks_the_final_call_again_and_is_scored_by_the_bench_s_rul
     assert [row["variants"][n]["score"] for n in ("as is", "two stems", "reason first")] == [0.0, 0.0, 0.0]
 
 
-def test_a_right_box_scores_and_the_table_pairs_the_variants(tmp_path: Path) -> None:
+def test_a_right_box_scores_and_the_table_pairs_the_variants() -> None:
     backend = FakeBackend(lambda request: "High Knob}" if request.reply_start else "so \\boxed{High Knob}",
                           continues_replies=True)
     rows = [final_prompts.ask_again(backend, record()), final_prompts.ask_again(backend, record(key="hqa/400/1/x"))]
