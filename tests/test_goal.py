@@ -94,3 +94,36 @@ def test_the_report_names_every_cell_and_writes_the_file(tmp_path: Path) -> None
     text = out.read_text(encoding="utf-8")
     assert "| hqa | 50 | overwrite (MemAgent) | 3 | ≥ 48 | 45 to go |" in text
     assert "| 50 | overwrite (MemAgent) | 3 | 66.7 % [" in text
+
+
+def _default_cells(bench: Path, niah_overwrite: list[int]) -> None:
+    # 50 documents, 48 samples: evidence right on 20, overwrite on 8 of those (12 samples to 0, p < 0.001);
+    # 400 documents, 16 samples: 5 right both; NIAH 32K, 16 samples: evidence 15, overwrite as given.
+    write(bench, "hqa50-acceptance", "hqa", 50, "evidence", [1] * 20 + [0] * 28)
+    write(bench, "hqa50-acceptance", "hqa", 50, "overwrite", [1] * 8 + [0] * 40)
+    write(bench, "hqa400", "hqa", 400, "evidence", [1] * 5 + [0] * 11)
+    write(bench, "hqa400", "hqa", 400, "overwrite", [1] * 5 + [0] * 11)
+    write(bench, "niah", "niah-single", 32 * 1024, "evidence", [1] * 15 + [0])
+    write(bench, "niah", "niah-single", 32 * 1024, "overwrite", niah_overwrite)
+
+
+def test_the_default_rule_chooses_evidence_only_when_all_three_hold_on_the_samples_asked_for(tmp_path: Path) -> None:
+    _default_cells(tmp_path, [1] * 15 + [0])
+    choice, conditions = goal.default_rule(goal.Results(tmp_path, MODEL))
+    assert choice == "evidence" and [(v.status, v.provisional) for v in conditions] == [("met", False)] * 3
+
+
+def test_overwrite_stays_when_evidence_falls_behind_on_needles(tmp_path: Path) -> None:
+    _default_cells(tmp_path, [1] * 16)  # evidence 1 needle short: −6.2 points
+    choice, conditions = goal.default_rule(goal.Results(tmp_path, MODEL))
+    assert choice == "overwrite stays" and conditions[2].status == "not met"
+
+
+def test_the_default_stays_open_while_a_condition_has_fewer_samples_than_asked(tmp_path: Path) -> None:
+    _default_cells(tmp_path, [1] * 15 + [0])
+    extra = tmp_path / f"hqa50-acceptance-{MODEL}" / "scores.jsonl"
+    lines = extra.read_text(encoding="utf-8").splitlines(keepends=True)
+    extra.write_text("".join(line for line in lines if '"index": 47,' not in line), encoding="utf-8")
+    choice, conditions = goal.default_rule(goal.Results(tmp_path, MODEL))
+    assert choice == "not decided yet" and (conditions[0].status, conditions[0].provisional) == ("met", True)
+    assert "## The default strategy: not decided yet" in goal.report(goal.Results(tmp_path, MODEL), MODEL)
