@@ -1,5 +1,6 @@
 """A longer fuzzing run than CI's: damaged PDFs/EPUBs/gzip through ``open_document``, arbitrary replies through
-every strategy's parser and the boxed-answer extractor, arbitrary text through the chunker.
+every strategy's parser (the evidence strategy's whole step: what it keeps must be word for word from the
+passage) and the boxed-answer extractor, arbitrary text through the chunker.
 
     python benchmarks/bench_fuzz.py                                   # 2,000 examples per target, ≤ 120 s each
     python benchmarks/bench_fuzz.py --examples 20000 --seconds 900    # overnight-ish
@@ -33,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # docbuilders and the test modules' gen
 
 RUNS = ROOT / "benchmarks" / "runs" / "fuzz"
 DOCUMENTS = ("labelled.pdf", "fonts.pdf", "encrypted.pdf", "book.epub", "server.log.gz")
-OTHERS = ("parsers", "boxed", "chunker")
+OTHERS = ("parsers", "evidence", "boxed", "chunker")
 
 
 @dataclass
@@ -96,6 +97,26 @@ def parser_target() -> Target:
         tags.split_thinking(reply)
 
     return Target("parsers", st.tuples(replies, st.booleans()), check)
+
+
+def evidence_target() -> Target:
+    from hypothesis import strategies as st
+    from test_fuzz_parsers import evidence_step_holds, evidence_strategy, numbers_reply
+
+    from memread.strategies.evidence import parse_picks
+
+    strategy, chunk = evidence_strategy()  # one index for the whole run; each example starts from no evidence
+
+    def check(args: tuple[list[str], int, int]) -> None:
+        replies, count, limit = args
+        state = strategy.initial_state()
+        for reply in replies:
+            picks, _ = parse_picks(reply, count, limit)
+            assert len(picks) == len(set(picks)) <= limit and all(1 <= n <= count for n in picks), "bad picks"
+            state = evidence_step_holds(strategy, chunk, state, reply)
+
+    return Target("evidence", st.tuples(st.lists(numbers_reply, min_size=1, max_size=3), st.integers(0, 60),
+                                        st.integers(1, 8)), check)
 
 
 def boxed_target() -> Target:
@@ -179,7 +200,7 @@ def main() -> int:
         work = Path(tmp) / "work"
         work.mkdir()
         builders: dict[str, Callable[[], Target]] = {
-            "parsers": parser_target, "boxed": boxed_target, "chunker": chunker_target,
+            "parsers": parser_target, "evidence": evidence_target, "boxed": boxed_target, "chunker": chunker_target,
             **{name: (lambda name=name: document_target(name, seeds[name], work, options.hang_seconds))
                for name in DOCUMENTS},
         }

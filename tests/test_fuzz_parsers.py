@@ -3,7 +3,8 @@ returns a defined result (never an exception), and the boxed-answer extractor ha
 braces. Replies are drawn from arbitrary text mixed with the fragments small models actually garble: tags with
 odd case and spacing, unclosed tags, code fences, think blocks, ``\\boxed{`` and stray braces.
 
-CI examples per run: :data:`EXAMPLES` for each of the nine properties below (1,800).
+CI examples per run: :data:`EXAMPLES` for each of the ten properties below and a quarter of it for the evidence
+strategy's whole step (2,050).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from memread.answer import (
 from memread.backends.base import Completion
 from memread.document import Chunk
 from memread.loop import LoopSettings
-from memread.strategies import tags
+from memread.strategies import create_strategy, tags
 from memread.strategies.callback import parse_recall, parse_update
+from memread.strategies.evidence import EvidenceStrategy, parse_picks, units
 from memread.strategies.gated import GatedStrategy, parse_gated, stopped_at_check_no
 from memread.strategies.overwrite import OverwriteStrategy
 
@@ -208,3 +210,64 @@ def test_a_reply_repeating_a_tag_thousands_of_times_is_read() -> None:
     assert parse_update(degenerate) == (None, ["4000 <update> blocks; the last counts", "<update> is not closed",
                                                "empty <update>"])
     assert parse_gated(degenerate).check is None
+
+
+# --- the evidence strategy: the model picks sentence numbers, code copies the sentences -------------------------
+
+EVIDENCE_TEXT = ("Harbour notes\nThe ferry timetable changed in spring. Gulls nested on the pier.\n"
+                 "Kiss and Tell is a 1945 American comedy film. It starred Shirley Temple as Corliss Archer.\n"
+                 "Shirley Temple was an American actress. As an adult, she served as Chief of Protocol.\n"
+                 "- a list item about the market\n2024-01-05 10:00:03 host disk full\n")
+EVIDENCE_QUESTION = "What government position was held by the woman who portrayed Corliss Archer?"
+numbers_reply = st.lists(st.one_of(st.sampled_from([*FRAGMENTS, "none", "None.", ",", ", ", "[", "]", "and", "0"]),
+                                   st.integers(min_value=0, max_value=12).map(str),
+                                   st.integers(min_value=0, max_value=12000).map(str), st.text(max_size=6)),
+                         max_size=30).map("".join)
+
+
+@fuzz
+@given(reply=numbers_reply, count=st.integers(min_value=0, max_value=60), limit=st.integers(min_value=1, max_value=8))
+def test_any_evidence_reply_parses_to_valid_distinct_sentence_numbers(reply: str, count: int, limit: int) -> None:
+    picks, issues = parse_picks(reply, count, limit)
+    assert len(picks) == len(set(picks)) <= limit
+    assert all(1 <= n <= count for n in picks)
+    assert all(isinstance(issue, str) and issue for issue in issues)
+
+
+def evidence_strategy() -> tuple[EvidenceStrategy, Chunk]:
+    """The evidence strategy indexed on a passage of titles, sentences, a list item and a log line (and a filler
+    chunk), and that passage's chunk; close() it after use."""
+    strategy = create_strategy(LoopSettings(strategy="evidence"))
+    assert isinstance(strategy, EvidenceStrategy)
+    chunk = Chunk(index=0, text=EVIDENCE_TEXT, tokens=60, spans=())
+    strategy.index([chunk, Chunk(index=1, text="Filler about gulls and the pier.", tokens=8, spans=())])
+    return strategy, chunk
+
+
+def evidence_step_holds(strategy: EvidenceStrategy, chunk: Chunk, state: dict[str, Any], reply: str,
+                        finish: str = "stop") -> dict[str, Any]:
+    """One step on ``reply``, checked: what the evidence holds is word for word from the passage, what it held
+    before stays (unless the bound dropped some), the memory is never empty, picks are sentences that exist.
+    Returns the new state."""
+    before = [entry["text"] for entry in state.get("evidence", [])]
+    result = strategy.read_reply(0, EVIDENCE_QUESTION, state, chunk, _completion(reply, finish))
+    texts = [entry["text"] for entry in result.state["evidence"]]
+    flat = " ".join(EVIDENCE_TEXT.split())
+    assert all(" ".join(text.split()) in flat for text in texts), "evidence not copied word for word"
+    assert texts[:len(before)] == before or result.decisions["dropped"], "evidence lost"
+    assert isinstance(result.memory, str) and result.memory, "memory emptied"
+    assert set(result.decisions["picked"]) <= set(range(1, len(units(EVIDENCE_TEXT)) + 1)), "a pick out of range"
+    return dict(result.state)
+
+
+@settings(max_examples=EXAMPLES // 4, deadline=None)
+@given(replies_=st.lists(numbers_reply, min_size=1, max_size=3), finish=st.sampled_from(["stop", "length"]))
+def test_the_evidence_strategy_keeps_only_verbatim_sentences_and_never_loses_one(replies_: list[str],
+                                                                                   finish: str) -> None:
+    strategy, chunk = evidence_strategy()
+    try:
+        state = strategy.initial_state()
+        for reply in replies_:
+            state = evidence_step_holds(strategy, chunk, state, reply, finish)
+    finally:
+        strategy.close()

@@ -35,7 +35,7 @@ def bench(
         "Default: overwrite,full,bm25,closed-book.",
     ),
     out: Path | None = typer.Option(
-        None, "--out", "-o", rich_help_panel=_RUN_HELP,
+        None, "--out", rich_help_panel=_RUN_HELP,
         help="Results folder (results.jsonl, run.json, summary.md, accuracy-TASK.svg). Default: <data>/bench. "
         "Run the same command again to continue an interrupted sweep.",
     ),
@@ -101,7 +101,7 @@ def bench(
     quiet: options.Quiet = False,
     json_output: options.Json = False,
 ) -> None:
-    """Measure accuracy and speed of memread's strategies and two baselines on RULER-style benchmarks.
+    """Measure accuracy and speed of memread's strategies and three baselines on RULER-style benchmarks.
 
     Every finished sample is one line of OUT/results.jsonl; running the same command again skips them.
     """

@@ -76,8 +76,8 @@ MemoryTokens = Annotated[int, typer.Option(
 )]
 ReplyTokens = Annotated[int | None, typer.Option(
     "--reply-tokens", min=16, rich_help_panel=READING,
-    help="gated/callback: generation limit of a step (thinking + tags + memory); default --memory-tokens. "
-    "The papers allowed 2048.",
+    help="gated/callback: generation limit of a step (thinking + tags + memory); default: gated --memory-tokens, "
+    "callback 2048 (ReMemR1's).",
 )]
 FinalTokens = Annotated[int, typer.Option(
     "--final-tokens", min=16, rich_help_panel=READING, help="Generation limit of the final answer.",
