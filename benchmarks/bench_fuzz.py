@@ -101,9 +101,7 @@ def parser_target() -> Target:
 
 def evidence_target() -> Target:
     from hypothesis import strategies as st
-    from test_fuzz_parsers import evidence_step_holds, evidence_strategy, numbers_reply
-
-    from memread.strategies.evidence import parse_picks
+    from test_fuzz_parsers import evidence_step_holds, evidence_strategy, numbers_reply, picks_hold
 
     strategy, chunk = evidence_strategy()  # one index for the whole run; each example starts from no evidence
 
@@ -111,8 +109,7 @@ def evidence_target() -> Target:
         replies, count, limit = args
         state = strategy.initial_state()
         for reply in replies:
-            picks, _ = parse_picks(reply, count, limit)
-            assert len(picks) == len(set(picks)) <= limit and all(1 <= n <= count for n in picks), "bad picks"
+            picks_hold(reply, count, limit)
             state = evidence_step_holds(strategy, chunk, state, reply)
 
     return Target("evidence", st.tuples(st.lists(numbers_reply, min_size=1, max_size=3), st.integers(0, 60),

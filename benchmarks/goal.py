@@ -79,6 +79,7 @@ class Results:
             folder = bench / f"{prefix}-{model}"
             self.records[prefix] = ResultsFolder(folder).records() if folder.is_dir() else []
         self.cells = {prefix: cells(found) for prefix, found in self.records.items()}
+        self._pairs: dict[tuple[str, str, int, str, str], Pair | None] = {}  # the report asks for some twice
 
     def cell(self, prefix: str, task: str, length: int, method: str) -> Cell | None:
         for cell in self.cells[prefix]:
@@ -87,12 +88,12 @@ class Results:
         return None
 
     def pair(self, prefix: str, task: str, length: int, a: str, b: str) -> Pair | None:
-        found = [r for r in self.records[prefix] if r["task"] == task and int(r["length"]) == length
-                 and r["method"] in (a, b)]
-        for pair in pairs(found, order=(a, b)):
-            if (pair.a, pair.b) == (a, b):
-                return pair
-        return None
+        key = (prefix, task, length, a, b)
+        if key not in self._pairs:
+            found = [r for r in self.records[prefix] if r["task"] == task and int(r["length"]) == length
+                     and r["method"] in (a, b)]
+            self._pairs[key] = next((p for p in pairs(found, order=(a, b)) if (p.a, p.b) == (a, b)), None)
+        return self._pairs[key]
 
     def n(self, prefix: str, task: str, length: int, method: str) -> int:
         cell = self.cell(prefix, task, length, method)

@@ -228,10 +228,15 @@ numbers_reply = st.lists(st.one_of(st.sampled_from([*FRAGMENTS, "none", "None.",
 @fuzz
 @given(reply=numbers_reply, count=st.integers(min_value=0, max_value=60), limit=st.integers(min_value=1, max_value=8))
 def test_any_evidence_reply_parses_to_valid_distinct_sentence_numbers(reply: str, count: int, limit: int) -> None:
+    picks_hold(reply, count, limit)
+
+
+def picks_hold(reply: str, count: int, limit: int) -> None:
+    """The picks of ``reply`` are distinct sentences that exist, at most ``limit``; each deviation is said."""
     picks, issues = parse_picks(reply, count, limit)
-    assert len(picks) == len(set(picks)) <= limit
-    assert all(1 <= n <= count for n in picks)
-    assert all(isinstance(issue, str) and issue for issue in issues)
+    assert len(picks) == len(set(picks)) <= limit, "repeated or too many picks"
+    assert all(1 <= n <= count for n in picks), "a pick out of range"
+    assert all(isinstance(issue, str) and issue for issue in issues), "an empty issue"
 
 
 def evidence_strategy() -> tuple[EvidenceStrategy, Chunk]:
