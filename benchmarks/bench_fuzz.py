@@ -18,6 +18,7 @@ Prints examples run per target and the findings; exits 1 when there are any.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -168,8 +169,10 @@ def run(target: Target, examples: int, seconds: float, batch: int = 100) -> None
                 saved.write_bytes(data)
                 finding["input"] = str(saved.relative_to(ROOT))
 
-    batch_run = given(target.strategy)(settings(max_examples=batch, deadline=None, database=None,
-                                                phases=[Phase.generate], suppress_health_check=list(HealthCheck))(body))
+    configured = settings(max_examples=batch, deadline=None, database=None, phases=[Phase.generate],
+                          suppress_health_check=list(HealthCheck))
+    # hypothesis types what given() returns as a function without annotations; it takes no arguments here
+    batch_run: Callable[[], None] = given(target.strategy)(configured(body))  # type: ignore[no-untyped-call]
     while target.examples < examples and time.monotonic() < deadline:
         before = target.examples
         batch_run()
@@ -198,7 +201,7 @@ def main() -> int:
         work.mkdir()
         builders: dict[str, Callable[[], Target]] = {
             "parsers": parser_target, "evidence": evidence_target, "boxed": boxed_target, "chunker": chunker_target,
-            **{name: (lambda name=name: document_target(name, seeds[name], work, options.hang_seconds))
+            **{name: functools.partial(document_target, name, seeds[name], work, options.hang_seconds)
                for name in DOCUMENTS},
         }
         for name in options.targets:

@@ -11,7 +11,7 @@ import gzip
 import io
 import lzma
 import zipfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,7 +148,8 @@ def without_member(source: Path, target: Path, member_suffix: str) -> Path:
 
 def compress(path: Path, codec: str) -> Path:
     """``path`` compressed next to itself as ``.gz``, ``.bz2`` or ``.xz`` (codec is that suffix, no dot)."""
-    opener = {"gz": gzip.open, "bz2": bz2.open, "xz": lzma.open}[codec]
+    openers: dict[str, Callable[..., Any]] = {"gz": gzip.open, "bz2": bz2.open, "xz": lzma.open}
+    opener = openers[codec]
     target = path.with_name(path.name + "." + codec)
     with open(path, "rb") as plain, opener(target, "wb") as packed:
         while block := plain.read(1 << 20):
