@@ -67,15 +67,17 @@ class ChunkStore:
         marks = tuple(_mark_from(record) for record in json.loads(row[3]))
         return Chunk(index, row[1], int(row[0]), spans, marks)
 
-    def top(self, query: str, limit: int) -> list[tuple[int, float]]:
-        """The ``limit`` chunks that best match ``query`` by BM25, best first (the earliest among equals); []
-        when no chunk shares a searchable word with it."""
+    def top(self, query: str, limit: int, *, among: Iterable[int] | None = None) -> list[tuple[int, float]]:
+        """The ``limit`` chunks (of those ``among``, when given) that best match ``query`` by BM25, best first (the
+        earliest among equals); [] when no chunk shares a searchable word with it."""
         terms = query_terms(query)
         if not terms or not self._count:
             return []
         match = " OR ".join(f'"{term}"' for term in terms)
-        rows = self._db.execute("SELECT rowid, bm25(words) AS rank FROM words WHERE words MATCH ? "
-                                "ORDER BY rank ASC, rowid ASC LIMIT ?", (match, limit))
+        within = "" if among is None else " AND rowid IN (SELECT value FROM json_each(?))"
+        values: tuple[Any, ...] = (match,) if among is None else (match, json.dumps(sorted(set(among))))
+        rows = self._db.execute(f"SELECT rowid, bm25(words) AS rank FROM words WHERE words MATCH ?{within} "
+                                "ORDER BY rank ASC, rowid ASC LIMIT ?", (*values, limit))
         return [(int(row[0]), -float(row[1])) for row in rows]
 
     def first_not_in(self, skip: set[int]) -> int | None:

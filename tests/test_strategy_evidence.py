@@ -595,3 +595,86 @@ def test_a_link_reads_the_sentence_with_the_next_one_of_its_paragraph_and_never_
     assert linked == ["Maroon Five is a pop rock band from Los Angeles. It consists of singer Adam Levine and "
                       "drummer Matt Flynn."]
     assert results[0].answer == "Matt Flynn"  # type: ignore[attr-defined]
+
+
+def _picks_film(request: ChatRequest) -> str:
+    """``reader``, also picking a filler sentence that shares one word ("film") with the question."""
+    prompt = request.messages[-1].content
+    if "<evidence>" in prompt:
+        return reader(request)
+    return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if "Corliss" in t or "film house" in t) or "none"
+
+
+def test_a_pick_the_full_memory_drops_at_once_is_not_new_evidence() -> None:
+    # A pick that the bound drops in the same step was never kept: reported as kept, it reset patience, and a
+    # question whose memory was full never stopped before max_read.
+    text = document().replace("Gulls nested on the pier.", "Gulls nested by the film house.")
+    settings = Settings(**{**SETTINGS.to_dict(), "memory_tokens": 150,
+                           "options": {"cutoff": 0.0, "patience": 1, "cover": False, "link": False}})
+    events, _, _ = run(settings, text=text, backend=FakeBackend(_picks_film, tokenizer=CharTokenizer()))
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    assert [s.decisions["dropped"] for s in steps] == [1, 1]
+    assert steps[1].summary == "nothing kept, dropped 1 (memory full)" and steps[1].decisions["kept"] == []
+    assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 1 new chunk(s) in a row added none"]
+    assert "Corliss Archer" in steps[-1].memory and "film house" not in steps[-1].memory
+
+
+def test_max_read_bounds_a_question_without_the_exit_gate_too_and_says_so() -> None:
+    settings = Settings(**{**SETTINGS.to_dict(), "options": {"exit_gate": False, "max_read": 0.2}})
+    events, _, _ = run(settings)
+    total = len(chunks(document()))
+    assert sum(isinstance(e, StepStarted) for e in events) == -(-total * 2 // 10) < total
+    assert [e.reason for e in events if isinstance(e, LaneExited)] == [
+        f"read {-(-total * 2 // 10)} of {total} chunks (max_read 0.2)"]
+
+
+def test_the_question_s_ranking_depends_on_the_chunks_read_not_on_what_was_asked_before(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A resumed run starts with no cache: what it ranks must not depend on the lists a first run asked for.
+    from memread.strategies import create_strategy, evidence
+
+    monkeypatch.setattr(evidence, "CANDIDATES", 2)
+    text = "".join(f"Document {i}:\nArcher notes {i}\n" + "Corliss Archer filed a note. " * (1 + i % 4) + "\n\n"
+                   for i in range(12))
+    first, resumed = (create_strategy(Settings(strategy="evidence")) for _ in range(2))
+    for strategy in (first, resumed):
+        strategy.index(chunks(text, budget=80))  # type: ignore[attr-defined]
+    first._question_top(QUESTION, 0)  # type: ignore[attr-defined]
+    assert first._question_top(QUESTION, 1) == resumed._question_top(QUESTION, 1)  # type: ignore[attr-defined]
+    assert len(resumed._question_top(QUESTION, 1)) == 3  # type: ignore[attr-defined]
+    for strategy in (first, resumed):
+        strategy.close()
+
+
+def test_without_picks_a_long_read_searches_only_the_best_matching_chunks_read(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from memread.strategies import evidence
+
+    monkeypatch.setattr(evidence, "FALLBACK_CHUNKS", 2)
+    searched: list[set[int]] = []
+
+    class Counting(evidence.TextIndex):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            searched.append(set())
+
+        def add(self, key: int, text: str) -> None:
+            searched[-1].add(key // (evidence.MAX_UNITS + 1))
+            super().add(key, text)
+
+    monkeypatch.setattr(evidence, "TextIndex", Counting)
+    settings = Settings(**{**SETTINGS.to_dict(), "options": {"cover": False, "exit_gate": False}})
+    _, results, _ = run(settings, backend=FakeBackend(_silent, tokenizer=CharTokenizer()))
+    assert max(len(chunks_indexed) for chunks_indexed in searched) == 2 and len(searched) == len(chunks(document()))
+    assert "Corliss Archer" in results[0].memory  # type: ignore[attr-defined]
+
+
+def test_an_entry_longer_than_the_memory_is_cut_at_a_word_with_its_place() -> None:
+    line = "Kiss and Tell starred Shirley Temple as Corliss Archer, " + "a part she played again on the radio, " * 6
+    text = "Document 7:\nKiss and Tell (1945 film)\n" + line.strip() + ".\n\n" + "".join(
+        FILLER.format(i=i) for i in range(3))
+    settings = Settings(**{**SETTINGS.to_dict(), "memory_tokens": 120})
+    events, _, _ = run(settings, text=text)
+    step = [e for e in events if isinstance(e, StepFinished)][0]
+    entry = step.state["evidence"][0]
+    assert len(step.memory) <= 120 and step.memory.endswith(" …") and entry["cut"]
+    assert entry["text"] in " ".join(line.split()) and entry["text"].startswith("Kiss and Tell starred")
+    assert entry["where"] == "hqa.txt line 3"

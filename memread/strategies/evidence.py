@@ -26,8 +26,8 @@ the sentences of a short passage that bear on a question, and moves every other 
 * **Stop in code.** A question stops reading once it has evidence, every name of the question that the document
   holds is in it, and ``patience`` chunks in a row added none (the rest of the ranking has stopped paying; a
   chunk read again does not count), or
-  when it has read ``max_read`` of the chunks; without the exit gate (``--no-exit-gate``, for "list all X"
-  questions) it reads everything.
+  when it has read ``max_read`` of the chunks (a chunk read again counts again); without the exit gate
+  (``--no-exit-gate``, for "list all X" questions) it reads every chunk, up to ``max_read``.
 * **Answer from the evidence**, in document order, the question last, in ``\\boxed{}``. The sources are the
   evidence's own pages and lines.
 
@@ -38,6 +38,7 @@ so they share its prefill on engines that share prompt prefixes (the passage com
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,7 @@ FINAL_INSTRUCTION = (
 NO_EVIDENCE = ""
 BEST_MATCHES = "(no sentence was picked yet; the passages read so far that best match the question:)\n"
 FALLBACK_PASSAGES = 4
+FALLBACK_CHUNKS = 32  # read chunks searched for them at most (the best-matching ones)
 COVER_PER_CHUNK = 2  # sentences code keeps from one chunk for the question's names the evidence lacks
 LINK_WORDS = 2  # words of the question (not its names) a sentence about an evidence name shares to be kept
 
@@ -89,8 +91,8 @@ _QUESTION_NAME = re.compile(r"\b(?:[A-Z][\w'’-]*|\d+)\b")  # in a question eve
 @dataclass(frozen=True)
 class EvidenceOptions:
     exit_gate: bool = field(default=True, metadata={
-        "help": "stop a question once it has evidence and `patience` new chunks in a row added none, or at "
-                "max_read; off reads everything (for 'list all X' questions)"})
+        "help": "stop a question once it has evidence and `patience` new chunks in a row added none; off reads "
+                "every chunk (for 'list all X' questions), up to max_read either way"})
     patience: int = field(default=2, metadata={
         "min": 1, "help": "chunks read for the first time, in a row, without new evidence after which a question "
                    "with evidence stops"})
@@ -99,7 +101,8 @@ class EvidenceOptions:
         "help": "a question with evidence also stops when no unread chunk matches it, or the names its evidence "
                 "brought up, this share as well as the document's best chunk does (BM25)"})
     max_read: float = field(default=1.0, metadata={
-        "min": 0.0, "max": 1.0, "help": "the share of the chunks a question reads at most (0.3: 30 %)"})
+        "min": 0.0, "max": 1.0, "help": "the share of the chunks a question reads at most, at least one, a chunk "
+                                         "read again counting again (0.3: 30 %), with or without the exit gate"})
     picks: int = field(default=5, metadata={"min": 1, "help": "sentences the model may pick in one passage"})
     cover: bool = field(default=True, metadata={
         "help": "also keep, from each chunk read, the sentence that best matches a name of the question the "
@@ -325,7 +328,7 @@ class EvidenceStrategy(Strategy):
         evidence brought up, over the best :data:`CANDIDATES` matches of each (so a 2 GB log costs no more memory
         than a report); with no unread match, the next unread chunk in document order."""
         read: list[int] = list(state.get("read", []))
-        if self.options.exit_gate and self._budget_spent(state):
+        if self._budget_spent(state):
             return []
         done = set(read)
         if self.options.order == "document":
@@ -338,30 +341,33 @@ class EvidenceStrategy(Strategy):
         scored = [(chunk, asked.get(chunk, 0.0) + names.get(chunk, 0.0) + missing.get(chunk, 0.0))
                   for chunk in {*asked, *names, *missing} if chunk not in done]
         # A chunk read again competes on what the evidence names only: the question has had its turn there.
+        times = Counter(read)
+        first: dict[int, int] = {}
+        for position, chunk in enumerate(read, 1):
+            first.setdefault(chunk, position)
         scored += [(chunk, names.get(chunk, 0.0)) for chunk in sorted(done)
-                   if self._worth_rereading(chunk, read, evidence, question)]
+                   if times[chunk] == 1 and self._worth_rereading(chunk, first[chunk], evidence, question)]
         if not scored:
             following = self.store.first_not_in(done)
             return [] if following is None else [(following, 0.0)]
         return sorted(scored, key=lambda item: (-item[1], item[0]))
 
     def _question_top(self, question: str, skip: int) -> list[tuple[int, float]]:
-        """The chunks that best match the question alone, enough that ``skip`` read ones leave
-        :data:`CANDIDATES` (the index is asked again only when a cut-off list runs short)."""
+        """The :data:`CANDIDATES` ``+ skip`` chunks that best match the question alone (so that ``skip`` read ones
+        leave :data:`CANDIDATES`). The index is asked again only when a cut-off list runs short; what is returned
+        depends on ``skip`` alone, never on the lists asked for before, so a resumed run ranks as the first did."""
+        want = CANDIDATES + skip
         limit, cached = self._question_scores.get(question, (0, []))
-        if limit == 0 or (len(cached) == limit and limit < CANDIDATES + skip):
-            limit = 2 * (CANDIDATES + skip)
+        if limit == 0 or (len(cached) == limit and limit < want):
+            limit = 2 * want
             cached = self.store.top(question, limit)
             self._question_scores[question] = (limit, cached)
-        return cached
+        return cached[:want]
 
-    def _worth_rereading(self, index: int, read: list[int], evidence: list[dict[str, Any]], question: str) -> bool:
-        """A chunk read once is read again when the sentences kept since (its own included) name something the
-        chunk says outside them and outside their titles: both hops of a question are often in one chunk, and
-        the second only shows once the first is known."""
-        if read.count(index) != 1:
-            return False
-        when = read.index(index) + 1
+    def _worth_rereading(self, index: int, when: int, evidence: list[dict[str, Any]], question: str) -> bool:
+        """A chunk read once, at read ``when`` (from 1), is read again when the sentences kept since (its own
+        included) name something the chunk says outside them and outside their titles: both hops of a question
+        are often in one chunk, and the second only shows once the first is known."""
         names = evidence_names([{"text": e["text"]} for e in evidence if e["read"] >= when], question)
         heads = set(query_terms(" ".join(str(e["head"]) for e in evidence)))
         names = [name for name in names if name not in heads]
@@ -424,6 +430,8 @@ class EvidenceStrategy(Strategy):
                                      for chunk, _ in self.store.top(" ".join(missing), len(done) + 1))
 
     def _budget_spent(self, state: State) -> bool:
+        """Whether the question has read its ``max_read`` share of the chunks (a chunk read again counts again:
+        the budget is of reading time), with or without the exit gate."""
         return len(state.get("read", [])) >= read_limit(self.options.max_read, len(self.store))
 
     # --- one lane -------------------------------------------------------------------------------------
@@ -489,6 +497,9 @@ class EvidenceStrategy(Strategy):
                 evidence.append(entry)
                 linked.append(entry)
         evidence, dropped = self._bounded(evidence, question)
+        # What the bound dropped at once was not kept: it neither counts as new evidence nor is reported as kept.
+        kept = {id(entry) for entry in evidence}
+        added, matched, linked = ([e for e in found_now if id(e) in kept] for found_now in (added, matched, linked))
         # A link is code's guess at the second hop: it does not count as new evidence for stopping. A second look
         # at a chunk that finds nothing more is no step of the ranking: patience counts the chunks read first.
         again = chunk.index in state.get("read", [])
@@ -497,7 +508,8 @@ class EvidenceStrategy(Strategy):
         new_state = {**state, "evidence": evidence, "read": read, "barren": barren}
         # Until the model has picked anything, the memory is the passages of the chunks read so far that best
         # match the question (said so in it): an answer from the text, not from what the model already knows.
-        shown = evidence or self._bounded(self._best_matches(question, read), question)[0]
+        shown = evidence or self._bounded(self._best_matches(question, read), question,
+                                          room=self.settings.memory_tokens - self._tokens(BEST_MATCHES))[0]
         new_state["memory"] = self._render(shown) if evidence or not shown else BEST_MATCHES + self._render(shown)
         new_state["sources"] = [{"where": e["where"], "spans": e["spans"], "excerpt": e["text"][:200], "chunk": e["chunk"]}
                                 for e in sorted(shown, key=_document_order)]
@@ -509,8 +521,11 @@ class EvidenceStrategy(Strategy):
             elif evidence and not pending and not self._worth_reading_on(question, new_state):
                 exit_reason = (f"evidence found; no unread chunk matches the question or what the evidence names "
                                f"{self.options.cutoff:g} as well as the best chunk does")
-            elif self._budget_spent(new_state) and len(read) < len(self.store):
-                exit_reason = f"read {len(read)} of {len(self.store)} chunks (max_read {self.options.max_read:g})"
+        distinct = len(set(read))
+        if not exit_reason and self._budget_spent(new_state) and distinct < len(self.store):
+            repeats = f", {len(read) - distinct} read again" if len(read) > distinct else ""
+            exit_reason = (f"read {distinct} of {len(self.store)} chunks{repeats} "
+                           f"(max_read {self.options.max_read:g})")
         summary = (f"kept {len(added)} passage{'s' if len(added) != 1 else ''} ({_places(added)})" if added
                    else "nothing kept")
         if matched:
@@ -586,11 +601,16 @@ class EvidenceStrategy(Strategy):
 
     def _best_matches(self, question: str, read: Sequence[int]) -> list[dict[str, Any]]:
         """The :data:`FALLBACK_PASSAGES` sentences of the chunks read that best match the question (BM25), as
-        passages; [] when none shares a word with it."""
+        passages; [] when none shares a word with it. Past :data:`FALLBACK_CHUNKS` chunks read, the sentences
+        come from the read chunks that best match the question, so a long read without evidence costs no more
+        memory or time per step than a short one."""
+        searched = list(dict.fromkeys(read))
+        if len(searched) > FALLBACK_CHUNKS:
+            searched = [chunk for chunk, _ in self.store.top(question, FALLBACK_CHUNKS, among=searched)]
         index = TextIndex()
         try:
             found: dict[int, list[Unit]] = {}
-            for chunk_index in dict.fromkeys(read):
+            for chunk_index in searched:
                 found[chunk_index] = units(self.store.get(chunk_index).text)
                 for number, unit in enumerate(found[chunk_index]):
                     index.add(chunk_index * (MAX_UNITS + 1) + number, unit.text)
@@ -613,20 +633,46 @@ class EvidenceStrategy(Strategy):
     def _render(evidence: Sequence[Mapping[str, Any]]) -> str:
         if not evidence:
             return prompts.NO_MEMORY
-        return "\n".join(f"- {e['head']}: {e['text']}" if e["head"] else f"- {e['text']}"
+        return "\n".join((f"- {e['head']}: {e['text']}" if e["head"] else f"- {e['text']}") + (" …" if e.get("cut") else "")
                          for e in sorted(evidence, key=_document_order))
 
-    def _bounded(self, evidence: list[dict[str, Any]], question: str) -> tuple[list[dict[str, Any]], int]:
-        """Drop the weakest entries until the rendered memory fits ``memory_tokens``: those sharing the fewest
-        words with the question and with the other entries (a second hop shares none with the question, but
-        names what the first hop names), the latest first among equals."""
+    def _bounded(self, evidence: list[dict[str, Any]], question: str,
+                 room: int | None = None) -> tuple[list[dict[str, Any]], int]:
+        """Drop the weakest entries until the rendered memory fits ``room`` tokens (``memory_tokens``): those
+        sharing the fewest words with the question and with the other entries (a second hop shares none with the
+        question, but names what the first hop names), the latest first among equals. An entry that alone
+        outgrows it (a long log line) is cut at a word to fit, its place cut with it."""
+        room = self.settings.memory_tokens if room is None else room
         asked = _stems(query_terms(question))
         dropped = 0
-        while len(evidence) > 1 and self._tokens(self._render(evidence)) > self.settings.memory_tokens:
+        while len(evidence) > 1 and self._tokens(self._render(evidence)) > room:
             words = [_stems(query_terms(f"{e['head']} {e['text']}")) for e in evidence]
             evidence.pop(min(range(len(evidence)), key=lambda i: _strength(i, evidence, words, asked)))
             dropped += 1
+        if len(evidence) == 1 and self._tokens(self._render(evidence)) > room:
+            evidence[0] = self._cut(evidence[0], room)
         return evidence, dropped
+
+    def _cut(self, entry: dict[str, Any], room: int) -> dict[str, Any]:
+        """``entry`` ended at the last word boundary that lets it render within ``room`` tokens (its first word at
+        least), with the pages and lines of what is left."""
+        chunk = self.store.get(int(entry["chunk"]))
+        start, end = int(entry["start"]), int(entry["end"])
+        ends = [start + m.start() for m in re.finditer(r"\s+", chunk.text[start:end])] or [end]
+
+        def shortened(stop: int) -> dict[str, Any]:
+            spans = chunk.locate(start, stop)
+            return {**entry, "end": stop, "text": one_line(chunk.text[start:stop]), "cut": True,
+                    "where": "; ".join(span.describe() for span in spans), "spans": [span.to_dict() for span in spans]}
+
+        low, high = 0, len(ends) - 1  # the last fitting boundary, by bisection (the rendering grows with the text)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self._tokens(self._render([shortened(ends[middle])])) <= room:
+                low = middle
+            else:
+                high = middle - 1
+        return shortened(ends[low])
 
     def _tokens(self, text: str) -> int:
         return self.tokenizer.count(text) if self.tokenizer is not None else len(text) // 4 + 1
