@@ -1,5 +1,6 @@
 """The Typer application. Each command lives in its own ``cmd_*.py`` module; this file only assembles
-them and turns :class:`~memread.errors.MemreadError` into one line, a hint and an exit status."""
+them and turns :class:`~memread.errors.MemreadError`, and Click's own usage errors, into one line, a hint and an
+exit status."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import sys
 from typing import Any
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
 from memread.cli import (
     cmd_ask,
@@ -101,7 +104,10 @@ def main(argv: list[str] | None = None) -> None:
         current().err("interrupted")
         sys.exit(int(ExitStatus.INTERRUPTED))
     except click_exceptions.ClickException as error:
-        error.show()
+        if type(error).__name__ == "NoArgsIsHelpError":  # `memread` alone: the help, as Click shows it
+            error.show()
+        else:
+            report_error(_click_error(error, click_exceptions.UsageError, argv))
         sys.exit(int(ExitStatus.USAGE) if error.exit_code == 2 else error.exit_code)
     except typer.Exit as error:
         sys.exit(error.exit_code)
@@ -109,6 +115,44 @@ def main(argv: list[str] | None = None) -> None:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+def _click_error(error: Any, usage_error: type[Any], argv: list[str] | None) -> Any:
+    """Click's own error (a bad option value, an unknown option or command, a missing argument) as memread's:
+    Click's message on one line, and a hint that says where to look, or what Click suggests."""
+    from memread.errors import MemreadError, UsageError
+
+    message = " ".join(error.format_message().split())
+    if not isinstance(error, usage_error):  # not about the command line (a file Click could not open)
+        return MemreadError(message)
+    # Click's parser leaves the context out of some errors (an option missing its value): the command is then
+    # found from the arguments.
+    ctx = error.ctx
+    path, group = (ctx.command_path, isinstance(ctx.command, TyperGroup)) if ctx else _command_of(argv)
+    where = f"{path} -h lists the {'commands' if group and not hasattr(error, 'option_name') else 'options'}"
+    said, suggests, suggested = message.partition(" Did you mean ")  # Typer's guess at a mistyped command
+    if suggests:
+        return UsageError(said, hint=f"did you mean {suggested} {where}")
+    guesses = getattr(error, "possibilities", None)  # Click's guesses at a mistyped option
+    if guesses:
+        return UsageError(" ".join(error.message.split()), hint=f"did you mean {' or '.join(sorted(guesses))}? {where}")
+    about_arguments = (getattr(getattr(error, "param", None), "param_type_name", "") == "argument"
+                       or message.startswith("Got unexpected extra argument"))
+    if ctx is not None and about_arguments:
+        return UsageError(message, hint="usage: " + " ".join(ctx.get_usage().split()).removeprefix("Usage: "))
+    return UsageError(message, hint=where)
+
+
+def _command_of(argv: list[str] | None) -> tuple[str, bool]:
+    """The command path that ``argv`` runs ("memread traces show") and whether it is a group of commands."""
+    command: Any = typer.main.get_command(app)
+    path = ["memread"]
+    for word in sys.argv[1:] if argv is None else argv:
+        found = command.get_command(typer.Context(command), word) if isinstance(command, TyperGroup) else None
+        if found is None:
+            break
+        command, path = found, [*path, word]
+    return " ".join(path), isinstance(command, TyperGroup)
 
 
 def _stop_on_sigterm() -> Any:
