@@ -9,6 +9,7 @@ hides traces written outside the directory.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Iterable
@@ -151,7 +152,10 @@ def parse_age(text: str) -> float:
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
     text = text.strip().lower()
     try:
-        return float(text[:-1]) * units[text[-1]]
+        seconds = float(text[:-1]) * units[text[-1]]
+        if not 0 <= seconds < math.inf:  # "-1d" would remove every run, "nand" none
+            raise ValueError(text)
+        return seconds
     except (KeyError, ValueError, IndexError):
         raise UsageError(f"cannot read the age {text!r}", hint="use a number and a unit: 30m, 12h, 7d, 2w") from None
 

@@ -93,6 +93,75 @@ def test_an_option_without_its_value_names_the_command_it_belongs_to(tiny: str, 
     assert refused(capsys, "traces", "rm", "--older-than")[1] == "memread traces rm -h lists the options"
 
 
+@pytest.mark.parametrize(("flags", "said"), [
+    (("-o", "patience=0"), "the evidence option patience must be from 1 up, not 0"),
+    (("-o", "cutoff=1.5"), "the evidence option cutoff must be from 0.0 to 1.0, not 1.5"),
+    (("-o", "max_read=-1"), "the evidence option max-read must be from 0.0 to 1.0, not -1.0"),
+    (("-o", "picks=abc"), "the evidence option picks takes a whole number, not 'abc'"),
+    (("-o", "max_read=nan"), "the evidence option max-read takes a number, not 'nan'"),
+    (("-o", "cutoff=inf"), "the evidence option cutoff takes a number, not 'inf'"),
+    (("-o", "cutoff=-inf"), "the evidence option cutoff takes a number, not '-inf'"),
+    (("-o", "nosuch=1"), "the evidence strategy has no option 'nosuch'"),
+    (("--max-read", "1.5"), "Invalid value for '--max-read'"),
+    (("--max-read", "-1"), "Invalid value for '--max-read'"),
+    (("--max-read", "abc"), "Invalid value for '--max-read'"),
+    (("--max-read", "nan"), "Invalid value for '--max-read'"),
+])
+def test_evidence_options_out_of_range_are_refused_before_any_model_is_looked_for(
+        flags: tuple[str, ...], said: str, tiny: str, no_backend: None, capsys: pytest.CaptureFixture[str]) -> None:
+    message, hint = refused(capsys, "ask", tiny, "When did the ferry leave?", "--strategy", "evidence",
+                            "--model", NO_MODEL, *flags)
+    assert message.startswith(said)
+    assert "nonexistent" not in message + hint
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (("--temperature", "nan"), "Invalid value for '--temperature'"),
+    (("--temperature", "inf"), "temperature must be from 0 to 2, not inf"),
+    (("--top-p", "nan"), "Invalid value for '--top-p'"),
+    (("--top-p", "inf"), "Invalid value for '--top-p'"),
+    (("--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--timeout", "nan"),
+     "the timeout must be a positive number of seconds, not nan"),
+    (("--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--timeout", "inf"),
+     "the timeout must be a positive number of seconds, not inf"),
+])
+def test_sampling_and_timeout_numbers_that_are_not_finite_are_refused(
+        flags: tuple[str, ...], said: str, tiny: str, capsys: pytest.CaptureFixture[str]) -> None:
+    message, _ = refused(capsys, "ask", tiny, "q", "--model", NO_MODEL, *flags)
+    assert message.startswith(said)
+
+
+def test_settings_given_as_a_library_refuse_numbers_that_are_not_finite() -> None:
+    from memread.errors import UsageError
+    from memread.settings import Settings
+    from memread.strategies.evidence import EvidenceStrategy
+
+    for changes in ({"temperature": float("nan")}, {"temperature": float("inf")}, {"top_p": float("nan")},
+                    {"top_p": float("inf")}):
+        with pytest.raises(UsageError):
+            Settings(**changes)  # type: ignore[arg-type]
+    for name in ("max_read", "cutoff"):
+        for value in (float("nan"), float("inf"), "NaN", "-inf"):
+            with pytest.raises(UsageError, match="takes a number"):
+                EvidenceStrategy.parse_options({name: value})
+    assert EvidenceStrategy.parse_options({"max_read": "0"}).max_read == 0.0  # zero is a share: one chunk
+
+
+def test_an_age_or_a_limit_that_is_not_a_finite_number_is_refused(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from memread.errors import UsageError
+    from memread.ingest.expansion import max_ratio
+
+    # "older than -1 day" is every run: refused, not obeyed.
+    for age in ("-1d", "nand", "infd"):
+        message, hint = refused(capsys, "traces", "rm", "--older-than", age)
+        assert message == f"cannot read the age {age!r}" and "30m" in hint
+    for limit in ("nan", "inf"):
+        monkeypatch.setenv("MEMREAD_MAX_EXPANSION", limit)
+        with pytest.raises(UsageError, match="is not a number"):
+            max_ratio()
+
+
 def test_help_and_memread_alone_are_not_errors(capsys: pytest.CaptureFixture[str]) -> None:
     for flag in ("-h", "--help"):
         status, _, err = run_memread("ask", flag)

@@ -21,7 +21,7 @@ from typing import Any
 from memread.backends.base import Capabilities, ChatRequest, Completion, Message
 from memread.backends.http_client import ServerClient
 from memread.backends.http_tokenize import ServerTokenizer, TokenizeRoute, detect_route
-from memread.errors import BackendError, BudgetError
+from memread.errors import BackendError, BudgetError, UsageError
 from memread.tokens import TiktokenTokenizer, Tokenizer
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,9 @@ class OpenAIBackend:
         url = base_url or env.get("MEMREAD_BASE_URL") or env.get("URL") or DEFAULT_BASE_URL
         key = api_key or env.get("MEMREAD_API_KEY") or env.get("API_KEY") or "EMPTY"
         self.timeout = float(timeout)
+        if not (math.isfinite(self.timeout) and self.timeout > 0):  # the socket would refuse it mid-run
+            raise UsageError(f"the timeout must be a positive number of seconds, not {timeout!r}",
+                             hint="e.g. --timeout 900 (the default: 15 minutes)")
         self.concurrency = max(1, int(concurrency))
         self.system = system
         self.extra_body = dict(extra_body or {})
@@ -336,8 +339,6 @@ def create(model: str | None = None, **options: Any) -> OpenAIBackend:
     """Registry factory for ``--backend openai``. ``model`` is the server's model id (None: the first one the
     server lists). Options: base_url, api_key, timeout, connect_timeout, concurrency, retries, backoff,
     context_length (alias n_ctx), system, extra_body. Options meant for other backends must be None."""
-    from memread.errors import UsageError
-
     options.pop("pull", None)  # model download knobs of the llama.cpp backend: nothing to pull here
     options.pop("progress", None)
     if options.get("n_ctx") is not None and options.get("context_length") is None:

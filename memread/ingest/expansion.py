@@ -15,6 +15,7 @@ a bomb is refused before anything is read from it.
 from __future__ import annotations
 
 import io
+import math
 import os
 from typing import IO, Any
 
@@ -33,6 +34,8 @@ def max_ratio() -> float:
         return DEFAULT_RATIO
     try:
         ratio = float(value)
+        if not math.isfinite(ratio):  # NaN would turn the check off unsaid (every comparison with it is false)
+            raise ValueError(value)
     except ValueError:
         raise UsageError(
             f"{ENV}={value!r} is not a number", hint=f"set {ENV} to a ratio such as 1000, or 0 for no limit"

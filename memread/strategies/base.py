@@ -22,6 +22,7 @@ object and are fed through :meth:`Strategy.observe_chunk`.
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
@@ -247,15 +248,18 @@ class Strategy(ABC):
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
+_KINDS = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}  # as errors name them
 
 
 def _coerce(strategy: str, spec: dataclasses.Field[Any], kind: Any, value: Any) -> Any:
-    """``value`` as the option's type, checked against its ``choices`` / ``min`` metadata."""
+    """``value`` as the option's type (a float must be finite), checked against its ``choices`` / ``min`` / ``max``
+    metadata."""
     name = spec.name.replace("_", "-")
     args = [a for a in typing.get_args(kind) if a is not type(None)]
     base = args[0] if args and typing.get_origin(kind) is not None else kind
     if value is None and type(None) in typing.get_args(kind):
         return None
+    given = value
     try:
         if base is bool:
             if isinstance(value, str):
@@ -268,11 +272,16 @@ def _coerce(strategy: str, spec: dataclasses.Field[Any], kind: Any, value: Any) 
                 raise ValueError(value)
             value = int(value)
         elif base is float:
+            # float() reads "nan" and "inf", which pass every range check (NaN compares false) and then break
+            # the arithmetic a strategy does with them (math.ceil(nan)) or silently mean "never".
             value = float(value)
+            if not math.isfinite(value):
+                raise ValueError(value)
         elif base is str:
             value = str(value)
     except (TypeError, ValueError):
-        raise UsageError(f"the {strategy} option {name} takes a {getattr(base, '__name__', base)}, not {value!r}",
+        what = _KINDS.get(base, getattr(base, "__name__", str(base)))
+        raise UsageError(f"the {strategy} option {name} takes {what}, not {given!r}",
                          hint=f"e.g. --option {spec.name}={_example(spec)}") from None
     choices = spec.metadata.get("choices")
     if choices and value not in choices:
