@@ -119,7 +119,8 @@ def lane_pane(state: ViewState, view: LaneView, *, lines: int, width: int) -> Pa
     if len(state.lanes) > 1:
         title = f"lane {view.lane + 1} · {mark}{state.count_tokens(view.memory)} tok · " \
             f"{_short(view.question, max(12, width - 30))}"
-    body = memory_text(view.previous, view.memory, window=max(80, (width - 4) * lines)) if view.memory else \
+    previous, memory = state.shown_memory(view)
+    body = memory_text(previous, memory, window=max(80, (width - 4) * lines)) if memory else \
         Text("No previous memory", style="dim")
     style = "dim" if view.exited_at is not None else ""
     return Panel(body, title=title, title_align="left", subtitle=_gates(view),
@@ -178,7 +179,8 @@ def frame(state: ViewState, *, height: int = 30, width: int = 100, final: bool =
     pane_width = width // min(max(len(state.lanes), 1), MAX_PANES) if not many else width
     # As tall as the longest memory needs, up to what the terminal allows: the frame grows with the memory
     # (rarely, so Live repaints stay calm) and short memories do not leave a screen of blank lines.
-    lines = max(3, min(cap, max((_wrapped_lines(v.memory, pane_width - 4) for v in state.lanes), default=3)))
+    lines = max(3, min(cap, max((_wrapped_lines(state.shown_memory(v)[1], pane_width - 4) for v in state.lanes),
+                                default=3)))
     if many:
         parts.append(lanes_table(state))
         parts.append(lane_pane(state, state.lanes[state.focus], lines=lines, width=width))

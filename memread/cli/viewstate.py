@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memread.cli.places import with_places
 from memread.document import Chunk
 from memread.events import (
     Answered,
@@ -43,6 +44,8 @@ class LaneView:
     last: StepFinished | None = None
     exited_at: int | None = None
     answer: Answered | None = None
+    sources: Any = None  # where the memory's entries come from, when the strategy says (``state["sources"]``)
+    previous_sources: Any = None  # the same for ``previous``
 
 
 @dataclass
@@ -124,6 +127,7 @@ class ViewState:
     def _finish_lane_step(self, event: StepFinished, at: float) -> None:
         view = self._lane(event.lane)
         view.previous, view.memory, view.last = event.memory_before, event.memory, event
+        view.previous_sources, view.sources = view.sources, event.state.get("sources")
         view.steps += 1
         if event.memory_changed or len(self.lanes) == 1:
             self.focus = event.lane
@@ -189,6 +193,13 @@ class ViewState:
 
     def memory_tokens(self, lane: int) -> int:
         return self.count_tokens(self.lanes[lane].memory) if lane < len(self.lanes) else 0
+
+    def shown_memory(self, view: LaneView) -> tuple[str, str]:
+        """The lane's memory before its last step and after it, as the memory pane shows them: each entry led by
+        where it comes from when the strategy says (:func:`memread.cli.places.with_places`). Only the view shows
+        these places; the model's memory (``view.memory``, its token count) stays as it is."""
+        return (with_places(view.previous, view.previous_sources, self.document),
+                with_places(view.memory, view.sources, self.document))
 
 
 class LaneSteps:

@@ -1,0 +1,182 @@
+"""The view of a run that keeps evidence: each entry with where it comes from."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+from rich.console import Console, RenderableType
+
+from memread.cli.places import place, with_places
+from memread.cli.render import lane_pane, memory_text
+from memread.cli.viewstate import ViewState
+from memread.document import Chunk, Span
+from memread.events import Event, RunStarted, StepFinished, StepStarted
+
+BEST_MATCHES = "(no sentence was picked yet; the passages read so far that best match the question:)"
+QUESTIONS = ("How long was the pier closed?", "Who repaired the lamp?")
+
+
+def show(renderable: RenderableType, width: int = 120) -> str:
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None).print(renderable)
+    return out.getvalue()
+
+
+def started(document: str = "report.pdf", questions: tuple[str, ...] = QUESTIONS[:1],
+            **options: Any) -> RunStarted:
+    return RunStarted(run_id="20261126-100000-abc123", document=document, backend="fake", model="fake-model",
+                      strategy="evidence", questions=questions, settings={"options": options})
+
+
+def chunk(index: int, page: int | None = None) -> Chunk:
+    spans = (Span("report.pdf", page_first=page, page_last=page),) if page else (Span("report.pdf"),)
+    return Chunk(index=index, text=f"The text of chunk {index}.", tokens=10, spans=spans)
+
+
+def entry(text: str, span: Span, head: str = "") -> dict[str, Any]:
+    return {"head": head, "text": text, "where": span.describe(), "spans": [span.to_dict()], "chunk": 0}
+
+
+def memory_of(entries: list[dict[str, Any]], preface: str = "") -> str:
+    """The memory as the evidence strategy renders it: what the model sees."""
+    lines = [f"- {e['head']}: {e['text']}" if e["head"] else f"- {e['text']}" for e in entries]
+    return "\n".join(([preface] if preface else []) + lines)
+
+
+def sources_of(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"where": e["where"], "spans": e["spans"], "excerpt": e["text"][:200], "chunk": e["chunk"]}
+            for e in entries]
+
+
+def finished(lane: int, step: int, read: Chunk, before: str, entries: list[dict[str, Any]], *,
+             exit_: bool = False) -> StepFinished:
+    memory = memory_of(entries)
+    return StepFinished(lane=lane, step=step, chunk=read, memory_before=before, memory=memory,
+                        memory_changed=memory != before, exit=exit_, prompt_tokens=100, completion_tokens=5,
+                        state={"memory": memory, "evidence": entries, "sources": sources_of(entries)})
+
+
+PIER = entry("The pier closed for 12 days.", Span("report.pdf", page_first=12, page_last=12), head="Harbour works")
+LAMP = entry("The lamp was repaired in October.", Span("report.pdf", page_first=40, page_last=40))
+
+
+def two_steps() -> ViewState:
+    state = ViewState(total=50)
+    state.apply(started(), 0.0)
+    state.apply(StepStarted(step=0, chunk=chunk(4, 12), lanes=(0,)), 1.0)
+    state.apply(finished(0, 0, chunk(4, 12), "No previous memory", [PIER]), 2.0)
+    state.apply(StepStarted(step=1, chunk=chunk(9, 40), lanes=(0,)), 3.0)
+    state.apply(finished(0, 1, chunk(9, 40), memory_of([PIER]), [PIER, LAMP]), 4.0)
+    return state
+
+
+# --- where each entry comes from ------------------------------------------------------------------------------
+
+
+def test_the_memory_pane_shows_where_each_entry_comes_from_and_the_model_s_memory_is_unchanged() -> None:
+    state = two_steps()
+    view = state.lanes[0]
+    shown = show(lane_pane(state, view, lines=4, width=120))
+    assert "- [p. 12] Harbour works: The pier closed for 12 days." in shown
+    assert "- [p. 40] The lamp was repaired in October." in shown
+    assert view.memory == memory_of([PIER, LAMP]) and "[p." not in view.memory  # what the model sees
+    assert state.memory_tokens(0) == state.count_tokens(memory_of([PIER, LAMP]))
+
+
+def test_the_words_new_since_the_last_step_are_the_new_entry_with_its_place() -> None:
+    state = two_steps()
+    previous, memory = state.shown_memory(state.lanes[0])
+    assert previous == "- [p. 12] Harbour works: The pier closed for 12 days."
+    text = memory_text(previous, memory)
+    changed = " ".join(" ".join(text.plain[span.start:span.end].split()) for span in text.spans)
+    assert changed == "- [p. 40] The lamp was repaired in October."
+
+
+def test_a_directory_run_names_each_file_and_long_places_are_cut() -> None:
+    inside = Span("harbour/2024/the-report-of-the-harbour-master.txt", line_first=40, line_last=52)
+    chapter = Span("harbour/book.epub", chapters=("The Long Winter of the Great Storm and After",))
+    assert place(sources_of([entry("x", inside)])[0], "harbour") == "…-the-harbour-master.txt lines 40-52"
+    assert place(sources_of([entry("x", chapter)])[0], "harbour") == "harbour/book.epub § The Long Winter of…"
+    # A single document is named in the header already: its entries say only where in it.
+    single = Span("notes.txt", line_first=7, line_last=7)
+    assert place(sources_of([entry("x", single)])[0], "notes.txt") == "line 7"
+    # Nothing to say where in a single document without pages, chapters or lines: no brackets.
+    whole = entry("The lamp was repaired.", Span("page.html"))
+    assert with_places(memory_of([whole]), sources_of([whole]), "page.html") == "- The lamp was repaired."
+
+
+def test_the_passages_shown_before_any_pick_keep_their_first_line() -> None:
+    memory = memory_of([PIER, LAMP], preface=BEST_MATCHES)
+    shown = with_places(memory, sources_of([PIER, LAMP]), "report.pdf").split("\n")
+    assert shown == [BEST_MATCHES, "- [p. 12] Harbour works: The pier closed for 12 days.",
+                     "- [p. 40] The lamp was repaired in October."]
+
+
+def test_sources_that_do_not_line_up_with_the_memory_leave_it_as_it_is() -> None:
+    memory = memory_of([PIER, LAMP])
+    assert with_places(memory, sources_of([LAMP]), "report.pdf") == memory  # one source short
+    assert with_places(memory, sources_of([LAMP, PIER]), "report.pdf") == memory  # another order
+    assert with_places(memory, sources_of([PIER, LAMP, PIER]), "report.pdf") == memory  # one too many
+    assert with_places("Rewritten notes: the pier closed.", None, "report.pdf") == "Rewritten notes: the pier closed."
+    assert with_places(memory, [{"where": "p. 1"}, "x"], "report.pdf") == memory  # not sources at all
+
+
+def test_a_strategy_without_sources_shows_its_memory_unchanged() -> None:
+    state = ViewState(total=5)
+    state.apply(started(), 0.0)
+    state.apply(StepStarted(step=0, chunk=chunk(0, 1), lanes=(0,)), 1.0)
+    state.apply(StepFinished(lane=0, step=0, chunk=chunk(0, 1), memory_before="No previous memory",
+                             memory="- the pier closed for 12 days", state={"memory": "x"}), 2.0)
+    assert state.shown_memory(state.lanes[0]) == ("No previous memory", "- the pier closed for 12 days")
+
+
+def test_a_replayed_evidence_run_shows_the_places_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memread.cli.player import Player
+    from memread.trace import TraceWriter, read_trace
+
+    writer = TraceWriter(tmp_path / "run.jsonl")
+    events: list[Event] = [started(), StepStarted(step=0, chunk=chunk(4, 12), lanes=(0,)),
+                           finished(0, 0, chunk(4, 12), "No previous memory", [PIER]),
+                           StepStarted(step=1, chunk=chunk(9, 40), lanes=(0,)),
+                           finished(0, 1, chunk(9, 40), memory_of([PIER]), [PIER, LAMP])]
+    for event in events:
+        writer(event)
+    writer.close()
+    shown = show(Player(read_trace(tmp_path / "run.jsonl")).frame(width=120))
+    assert "- [p. 12] Harbour works: The pier closed" in shown and "- [p. 40] The lamp was repaired" in shown
+
+
+def test_a_real_evidence_read_lines_its_sources_up_with_its_memory() -> None:
+    # The evidence strategy itself, with a scripted model: the view's places must keep matching what it renders.
+    from memread.backends.base import ChatRequest
+    from memread.backends.fake import FakeBackend
+    from memread.chunk import Chunker
+    from memread.document import Provenance, Segment
+    from memread.loop import Loop
+    from memread.settings import Settings
+    from memread.tokens import CharTokenizer
+
+    def picks_the_lamp(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if "<evidence>" in prompt:
+            return "\\boxed{Ada Quist}"
+        numbered = [line for line in prompt.splitlines() if re.match(r"\[\d+\] ", line)]
+        return ", ".join(str(n) for n, line in enumerate(numbered, 1) if "lamp" in line) or "none"
+
+    lines = [f"Notes {i}\nThe ferry timetable changed in spring. Gulls nested on the pier.\n\n" for i in range(6)]
+    lines[3] = "Lighthouse\nThe lamp was repaired by Ada Quist in October. She is the harbour engineer.\n\n"
+    text = "".join(lines).splitlines(keepends=True)
+    segments = [Segment(line, Provenance("notes.txt", line_start=n, line_end=n)) for n, line in enumerate(text, 1)]
+    chunks = list(Chunker(CharTokenizer(), 120).chunks(segments))
+    events: list[Event] = []
+    settings = Settings(strategy="evidence", chunk_tokens=120, memory_tokens=400, final_tokens=40)
+    Loop(FakeBackend(picks_the_lamp, tokenizer=CharTokenizer()), ["Who repaired the lamp?"], settings,
+         [events.append], document="notes.txt").run(chunks)
+    state = ViewState(total=len(chunks))
+    for event in events:
+        state.apply(event, 0.0)
+    view = state.lanes[0]
+    assert view.memory == "- The lamp was repaired by Ada Quist in October. She is the harbour engineer."
+    assert state.shown_memory(view)[1] == view.memory.replace("- ", "- [line 11] ", 1)
