@@ -72,7 +72,9 @@ ChunkTokens = Annotated[int | None, typer.Option(
 )]
 MemoryTokens = Annotated[int, typer.Option(
     "--memory-tokens", min=16, rich_help_panel=READING,
-    help="Memory cap: the generation limit of each memory update.",
+    help="Memory cap. overwrite, gated: the generation limit of a memory update (gated: unless --reply-tokens is "
+    "set); evidence: the size of the evidence quoted word for word (when full, the entries sharing the fewest words "
+    "with the question and the rest are dropped); callback: --reply-tokens bounds it instead.",
 )]
 ReplyTokens = Annotated[int | None, typer.Option(
     "--reply-tokens", min=16, rich_help_panel=READING,
@@ -120,7 +122,8 @@ RecallTokens = Annotated[int | None, typer.Option(
 )]
 MaxRead = Annotated[float | None, typer.Option(
     "--max-read", min=0.0, max=1.0, rich_help_panel=READING, show_default=False,
-    help="evidence: the share of the chunks a question reads at most (e.g. 0.3; default 1).",
+    help="evidence: the share of the chunks a question reads at most, and at least one chunk (e.g. 0.3; 0 reads "
+    "one; default 1).",
 )]
 StrategyOption = Annotated[list[str] | None, typer.Option(
     "--option", "-o", rich_help_panel=READING, metavar="NAME=VALUE",
