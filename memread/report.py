@@ -78,6 +78,17 @@ class RunReport:
         """The report of a saved run (all sessions of a resumed run)."""
         return cls.from_events(event for _, event in trace.events())
 
+    def _chunks_read(self) -> int:
+        """Distinct chunks the run read: its steps less those that read a chunk an earlier step read (a strategy
+        that chooses its order may read one again). Counted from the steps, so a report that did not see a
+        resumed run's earlier session still counts the chunks read in document order before it."""
+        steps = [s for lane in self.steps.values() for s in lane]
+        first: dict[int, int] = {}
+        for step in steps:
+            first[step.chunk.index] = min(first.get(step.chunk.index, step.step), step.step)
+        again = {s.step for s in steps if first[s.chunk.index] < s.step}
+        return max((s.step + 1 for s in steps), default=0) - len(again)
+
     def _lane(self, lane: int, question: str) -> dict[str, Any]:
         steps = self.steps.get(lane, [])
         answer = self.answers.get(lane)
@@ -88,7 +99,7 @@ class RunReport:
             "reply": answer.reply if answer else None,
             "boxed": answer.boxed if answer else False,
             "memory": steps[-1].memory if steps else None,
-            "chunks_read": len(steps),
+            "chunks_read": len({s.chunk.index for s in steps}),  # a chunk read again counts once
             "exited_at": self.exited.get(lane),
             "citations": [c.to_dict() for c in cite(steps)],
             "prompt_tokens": sum(s.prompt_tokens for s in steps) + (answer.prompt_tokens if answer else 0),
@@ -105,7 +116,7 @@ class RunReport:
         lanes = [self._lane(i, str(q)) for i, q in enumerate(questions)]
         finished = self.finished
         first = lanes[0] if lanes else {}
-        chunks_read = max((s.step + 1 for steps in self.steps.values() for s in steps), default=0)
+        chunks_read = self._chunks_read()
         return {
             "version": RESULT_VERSION,
             "memread_version": __version__,

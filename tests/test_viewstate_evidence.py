@@ -1,4 +1,4 @@
-"""The view of a run that keeps evidence: each entry with where it comes from."""
+"""The view of a run that keeps evidence: each entry with where it comes from, chunks read again counted once."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from typing import Any
 from rich.console import Console, RenderableType
 
 from memread.cli.places import place, with_places
-from memread.cli.render import lane_pane, memory_text
-from memread.cli.viewstate import ViewState
+from memread.cli.progress import PlainProgress
+from memread.cli.render import frame, header, lane_pane, memory_text
+from memread.cli.viewstate import ViewState, progress_line
 from memread.document import Chunk, Span
-from memread.events import Event, RunStarted, StepFinished, StepStarted
+from memread.events import Event, LaneExited, RunFinished, RunStarted, StepFinished, StepStarted
+from memread.report import RunReport
 
 BEST_MATCHES = "(no sentence was picked yet; the passages read so far that best match the question:)"
 QUESTIONS = ("How long was the pier closed?", "Who repaired the lamp?")
@@ -180,3 +182,95 @@ def test_a_real_evidence_read_lines_its_sources_up_with_its_memory() -> None:
     view = state.lanes[0]
     assert view.memory == "- The lamp was repaired by Ada Quist in October. She is the harbour engineer."
     assert state.shown_memory(view)[1] == view.memory.replace("- ", "- [line 11] ", 1)
+
+
+# --- chunks read again count once ----------------------------------------------------------------------------
+
+
+def rereading_run(total: int, order: list[int], *, exit_after: int | None = None) -> list[Event]:
+    """One question reading the chunks ``order`` (a chunk may come again), stopping after ``exit_after`` steps."""
+    events: list[Event] = [started()]
+    memory = "No previous memory"
+    for step, index in enumerate(order):
+        read = chunk(index, index + 1)
+        again = index in order[:step]
+        events.append(StepStarted(step=step, chunk=read, lanes=(0,),
+                                  reason="read again: the evidence now names what it holds" if again else "best match"))
+        stop = exit_after == step + 1
+        events.append(finished(0, step, read, memory, [PIER], exit_=stop))
+        memory = memory_of([PIER])
+        if stop:
+            events.append(LaneExited(lane=0, step=step, reason="evidence found; 2 new chunk(s) in a row added none"))
+            break
+    return events
+
+
+def test_the_header_counts_each_chunk_once_and_says_how_many_were_read_again() -> None:
+    state = ViewState(total=10)
+    for at, event in enumerate(rereading_run(10, [3, 3, 7])):
+        state.apply(event, float(at))
+    top = show(header(state))
+    assert "chunk 2/10 · 1 read again" in top and "20%" in top
+    assert (state.steps_done, state.chunks_done) == (3, 2)
+
+
+def test_reading_more_steps_than_chunks_never_counts_past_the_total() -> None:
+    state = ViewState(total=2)
+    for at, event in enumerate(rereading_run(2, [0, 1, 0])):
+        state.apply(event, float(at))
+    top = show(header(state))
+    assert "chunk 2/2 · 1 read again" in top and "100%" in top and "150%" not in top and "chunk 3/2" not in top
+    assert progress_line(state).startswith("[2/2] report.pdf p. 1 (read again) · ")
+
+
+def test_plain_lines_and_the_summary_count_chunks_not_steps() -> None:
+    from memread.cli.environment import Environment
+
+    err = io.StringIO()
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=err, stdin_isatty=False,
+                      stdout_isatty=False, stderr_isatty=False, environ={}, columns=100)
+    sink = PlainProgress(env, total=10, interval=0.0)
+    for event in rereading_run(10, [3, 3, 7, 8], exit_after=4):
+        sink(event)
+    sink(RunFinished(status="ok", chunks_read=4, prompt_tokens=400, completion_tokens=20, wall_seconds=8.0,
+                     model_seconds=7.0))
+    lines = err.getvalue().splitlines()
+    assert "lane 1 stopped reading after 3 of 10 chunk(s) (evidence found; 2 new chunk(s) in a row added none); " \
+           "--no-exit-gate reads every chunk" in lines
+    assert [line.split(" ", 1)[0] for line in lines if line.startswith("[")] == ["[1/10]", "[1/10]", "[2/10]",
+                                                                               "[3/10]"]
+    assert lines[-1].startswith("3 chunks (1 read again) · 400 prompt + 20 generated tokens")
+
+
+def test_a_question_that_stopped_says_how_many_chunks_it_read_not_at_which_step() -> None:
+    # Two questions taking turns: the second stops at step 5 (the run's sixth) after reading 2 chunks of its own.
+    state = ViewState(total=10)
+    state.apply(started(questions=QUESTIONS), 0.0)
+    turns = [(0, 1), (1, 2), (0, 3), (1, 2), (0, 4), (1, 5)]  # (lane, chunk): lane 2 reads chunk 2 again
+    for step, (lane, index) in enumerate(turns):
+        read = chunk(index, index + 1)
+        state.apply(StepStarted(step=step, chunk=read, lanes=(lane,)), float(step))
+        state.apply(finished(lane, step, read, "No previous memory", [PIER], exit_=step == 5), float(step))
+    state.apply(LaneExited(lane=1, step=5, reason="evidence found"), 6.0)
+    assert state.lanes[1].chunks_read == 2
+    shown = show(frame(state, width=140))
+    assert "stopped after 2 chunks" in shown and "stopped after 6 chunks" not in shown
+    assert "chunk 5/10 · 1 read again" in shown
+
+
+def test_a_resumed_run_redoes_the_step_a_crash_cut_short_without_counting_it_as_read_again() -> None:
+    state = ViewState(total=10)
+    events = rereading_run(10, [3, 5])
+    for at, event in enumerate(events[:4]):  # steps 0 and 1 started, step 1 never finished
+        state.apply(event, float(at))
+    state.apply(StepStarted(step=1, chunk=chunk(5, 6), lanes=(0,)), 4.0)  # the crash cut it short
+    state.apply(RunStarted(**{**started().__dict__, "resumed_from_step": 1}), 5.0)
+    for event in events[3:]:
+        state.apply(event, 6.0)
+    assert (state.chunks_done, state.reads_again()) == (2, 0)
+
+
+def test_the_json_result_counts_each_chunk_once() -> None:
+    result = RunReport.from_events(rereading_run(10, [3, 3, 7], exit_after=3)).result()
+    assert result["lanes"][0]["chunks_read"] == 2 and result["stats"]["chunks_read"] == 2
+    assert result["lanes"][0]["exited_at"] == 2  # the step, as the trace records it

@@ -67,13 +67,13 @@ class PlainProgress:
             self._say(f"reading {event.document} with {event.model} ({event.backend}, {event.strategy}"
                       f"{f', {lanes} questions' if lanes > 1 else ''}{resumed})")
         elif isinstance(event, StepFinished) and self.state.steps_done > done_before:
-            last = self.state.total is not None and self.state.steps_done >= self.state.total
+            last = self.state.total is not None and self.state.chunks_done >= self.state.total
             if self._last_print is None or now - self._last_print >= self.interval or last:
                 self._last_print = now
                 self._say(progress_line(self.state))
         elif isinstance(event, LaneExited):
             total = self.state.total
-            read = event.step + 1
+            read = self.state.lanes[event.lane].chunks_read  # its distinct chunks: not the step, nor re-reads
             line = f"lane {event.lane + 1} stopped reading after {read}{f' of {total}' if total else ''} chunk(s) " \
                    f"({event.reason})"
             if total and read < total and not self._hinted:  # once a run

@@ -65,7 +65,7 @@ def _gates(view: LaneView) -> str:
     if step.parse_issues:
         parts.append(f"{len(step.parse_issues)} format issue{'s' if len(step.parse_issues) > 1 else ''}")
     if view.exited_at is not None:
-        parts.append(f"stopped after {view.exited_at + 1} chunks")
+        parts.append(f"stopped after {view.chunks_read} chunk{'s' if view.chunks_read != 1 else ''}")
     return " · ".join(parts)
 
 
@@ -80,9 +80,12 @@ def header(state: ViewState) -> Panel:
     grid.add_row(Text.assemble((document, "bold"), f"  {_short(model, 32)} · {state.backend} · {state.strategy}",
                                no_wrap=True, overflow="ellipsis"),
                  Text(f"elapsed {duration(state.elapsed)}"))
-    done = state.steps_done
-    reading = (state.step + 1) if state.step is not None else 0
+    done = state.chunks_done
+    reading = state.chunks_started
     counter = f"chunk {reading}/{state.total}" if state.total else f"chunk {reading}"
+    again = state.reads_again()
+    if again:  # steps that read a chunk again (the evidence strategy's second look): not counted as chunks
+        counter += f" · {again} read again"
     rates = []
     prefill, decode = state.prefill_rate(), state.decode_rate()
     if prefill is not None and decode is not None:
@@ -154,7 +157,7 @@ def answer_panels(state: ViewState, *, citations: dict[int, str] | None = None) 
         where = (citations or {}).get(view.lane)
         if where:
             parts.append(Text(f"  sources: {where}"))
-    stopped = [v.exited_at + 1 for v in state.lanes if v.exited_at is not None]
+    stopped = [v.chunks_read for v in state.lanes if v.exited_at is not None]
     if state.total and stopped and min(stopped) < state.total:
         parts.append(Text(f"  reading stopped early ({min(stopped)} of {state.total} chunks); {EXIT_GATE_HINT}",
                           style="dim"))

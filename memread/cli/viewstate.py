@@ -42,10 +42,17 @@ class LaneView:
     previous: str = ""  # the memory before the last step of this lane
     steps: int = 0
     last: StepFinished | None = None
-    exited_at: int | None = None
+    exited_at: int | None = None  # the step (not the chunk) after which the lane stopped reading
     answer: Answered | None = None
+    read: dict[int, int] = field(default_factory=dict)  # chunk index -> the step this lane first read it at
+    again: set[int] = field(default_factory=set)  # the steps at which this lane read a chunk again
     sources: Any = None  # where the memory's entries come from, when the strategy says (``state["sources"]``)
     previous_sources: Any = None  # the same for ``previous``
+
+    @property
+    def chunks_read(self) -> int:
+        """Distinct chunks this lane has read: a chunk read again counts once."""
+        return len(self.read)
 
 
 @dataclass
@@ -64,14 +71,17 @@ class ViewState:
     resumed_from: int | None = None
     started_at: float | None = None
     now: float = 0.0
-    step: int | None = None  # chunk index being read (or last read)
+    step: int | None = None  # the step being read (or last read): the chunk index, unless the strategy chooses
     chunk: Chunk | None = None
     reason: str = ""  # why the strategy chose this chunk now (strategies that choose the reading order)
     step_started_at: float | None = None
     step_active: tuple[int, ...] = ()
     step_done: set[int] = field(default_factory=set)
     tokens_this_step: int = 0
-    steps_done: int = 0  # chunks every active lane has finished
+    steps_done: int = 0  # steps every active lane has finished (a strategy that chooses its order may read a
+    # chunk again, so steps can outnumber chunks: the chunk counts shown are chunks_done and chunks_started)
+    first_read: dict[int, int] = field(default_factory=dict)  # chunk index -> the step that first read it
+    again: set[int] = field(default_factory=set)  # the steps that read a chunk an earlier step read
     tokens_read: int = 0  # chunk tokens read so far
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -97,9 +107,12 @@ class ViewState:
             self.resumed_from = event.resumed_from_step
             if not self.lanes:
                 self.lanes = [LaneView(i, q) for i, q in enumerate(event.questions)]
+            if event.resumed_from_step is not None:
+                self._forget_from(event.resumed_from_step)
             self.finished = None
         elif isinstance(event, StepStarted):
             self.step, self.chunk, self.step_started_at = event.step, event.chunk, at
+            _note_read(self.first_read, self.again, event.step, event.chunk.index)
             self.reason = event.reason
             self.step_active, self.step_done = event.lanes, set()
             self.tokens_read += event.chunk.tokens
@@ -119,6 +132,15 @@ class ViewState:
         elif isinstance(event, RunFinished):
             self.finished = event
 
+    def _forget_from(self, step: int) -> None:
+        """A resumed run redoes the step a crash cut short: what was seen of it and after it does not count."""
+        _forget_reads(self.first_read, self.again, step)
+        for view in self.lanes:
+            _forget_reads(view.read, view.again, step)
+            view.steps = len(view.read) + len(view.again)
+            if view.exited_at is not None and view.exited_at >= step:
+                view.exited_at = None
+
     def _lane(self, lane: int) -> LaneView:
         while len(self.lanes) <= lane:
             self.lanes.append(LaneView(len(self.lanes), ""))
@@ -128,7 +150,8 @@ class ViewState:
         view = self._lane(event.lane)
         view.previous, view.memory, view.last = event.memory_before, event.memory, event
         view.previous_sources, view.sources = view.sources, event.state.get("sources")
-        view.steps += 1
+        _note_read(view.read, view.again, event.step, event.chunk.index)
+        view.steps = len(view.read) + len(view.again)
         if event.memory_changed or len(self.lanes) == 1:
             self.focus = event.lane
         self.prompt_tokens += event.prompt_tokens
@@ -168,6 +191,37 @@ class ViewState:
     def decode_rate(self) -> float | None:
         return self.decode_timed_tokens / self.decode_seconds if self.decode_seconds > 0 else None
 
+    # A strategy that chooses its reading order may read a chunk again: the chunks shown count each chunk once.
+    # Counted as steps less the steps that read a chunk again (not as the chunks seen), so a view that did not
+    # see a resumed run's earlier steps still counts them.
+
+    def reads_again(self, steps: int | None = None) -> int:
+        """How many of the first ``steps`` steps (default: those started) read a chunk an earlier step read."""
+        upto = self._steps_started() if steps is None else steps
+        return sum(1 for step in self.again if step < upto)
+
+    @property
+    def chunks_done(self) -> int:
+        """Distinct chunks the finished steps read (a chunk read again counts once), never more than ``total``."""
+        return self._at_most_total(self.steps_done - self.reads_again(self.steps_done))
+
+    @property
+    def chunks_started(self) -> int:
+        """The same with the chunk being read: the ``i`` of ``chunk i/N``."""
+        started = self._steps_started()
+        return self._at_most_total(started - self.reads_again(started))
+
+    @property
+    def reading_again(self) -> bool:
+        """Whether the step being read (or last read) reads a chunk an earlier step read."""
+        return self.step is not None and self.step in self.again
+
+    def _steps_started(self) -> int:
+        return self.steps_done if self.step is None else max(self.steps_done, self.step + 1)
+
+    def _at_most_total(self, count: int) -> int:
+        return max(0, count if self.total is None else min(count, self.total))
+
     def eta(self) -> float | None:
         """Seconds left, from the measured time per step, to the chunks the run reads at most (all of them, or
         the ``max_read`` share); None when the number of chunks is unknown. With an exit gate it is a bound
@@ -200,6 +254,23 @@ class ViewState:
         these places; the model's memory (``view.memory``, its token count) stays as it is."""
         return (with_places(view.previous, view.previous_sources, self.document),
                 with_places(view.memory, view.sources, self.document))
+
+
+def _note_read(first: dict[int, int], again: set[int], step: int, chunk: int) -> None:
+    """Record that ``step`` read ``chunk``: ``first`` maps each chunk to the step that first read it, ``again``
+    holds the steps that read a chunk an earlier step had read."""
+    if first.get(chunk, step) < step:
+        again.add(step)
+    else:
+        first[chunk] = step
+        again.discard(step)
+
+
+def _forget_reads(first: dict[int, int], again: set[int], step: int) -> None:
+    """Forget the reads of ``step`` and after (kept in place: the caller's containers)."""
+    for chunk in [chunk for chunk, at in first.items() if at >= step]:
+        del first[chunk]
+    again.difference_update({at for at in again if at >= step})
 
 
 class LaneSteps:
@@ -238,10 +309,9 @@ def duration(seconds: float | None) -> str:
 def progress_line(state: ViewState) -> str:
     """One plain line, e.g. ``[12/87] report.pdf p. 143 · memory 812 tok · 18.2 tok/s · ETA 3m05s``."""
     total = "?" if state.total is None else str(state.total)
-    done = state.steps_done if state.step is None else max(state.steps_done, (state.step or 0) + 1)
-    parts = [f"[{done}/{total}]"]
+    parts = [f"[{state.chunks_started}/{total}]"]
     if state.chunk is not None:
-        parts[0] += " " + state.chunk.describe()
+        parts[0] += " " + state.chunk.describe() + (" (read again)" if state.reading_again else "")
     if state.lanes:
         mark = "" if state.exact_tokens else "~"
         sizes = ", ".join(f"{mark}{state.memory_tokens(lane.lane)}" for lane in state.lanes)
@@ -258,12 +328,15 @@ def progress_line(state: ViewState) -> str:
 def stats_line(state: ViewState) -> str:
     """The one-line summary at the end of a run."""
     finished = state.finished
-    chunks = finished.chunks_read if finished else state.steps_done
+    # The view's own count when it saw the steps: RunFinished counts steps (a chunk read again counts again),
+    # and of this session only when the run resumed.
+    chunks = state.chunks_done if state.steps_done or finished is None else finished.chunks_read
+    again = state.reads_again(state.steps_done)
     prompt = finished.prompt_tokens if finished else state.prompt_tokens
     completion = finished.completion_tokens if finished else state.completion_tokens
     wall = finished.wall_seconds if finished else state.elapsed
-    parts = [f"{chunks} chunk{'s' if chunks != 1 else ''}", f"{prompt:,} prompt + {completion:,} generated tokens",
-             duration(wall)]
+    parts = [f"{chunks} chunk{'s' if chunks != 1 else ''}" + (f" ({again} read again)" if again else ""),
+             f"{prompt:,} prompt + {completion:,} generated tokens", duration(wall)]
     if finished is not None and finished.model_seconds:
         parts[-1] += f" ({duration(finished.model_seconds)} in the model)"
     if finished is not None and finished.status != "ok":
