@@ -1,4 +1,5 @@
-"""The view of a run that keeps evidence: each entry with where it comes from, chunks read again counted once."""
+"""The view of a run that keeps evidence: each entry with where it comes from, chunks read again counted once,
+and an ETA that says ≤ whenever the run may read fewer steps than it counts."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from rich.console import Console, RenderableType
 from memread.cli.places import place, with_places
 from memread.cli.progress import PlainProgress
 from memread.cli.render import frame, header, lane_pane, memory_text
-from memread.cli.viewstate import ViewState, progress_line
+from memread.cli.viewstate import ViewState, progress_line, stats_line
 from memread.document import Chunk, Span
 from memread.events import Event, LaneExited, RunFinished, RunStarted, StepFinished, StepStarted
 from memread.report import RunReport
@@ -274,3 +275,57 @@ def test_the_json_result_counts_each_chunk_once() -> None:
     result = RunReport.from_events(rereading_run(10, [3, 3, 7], exit_after=3)).result()
     assert result["lanes"][0]["chunks_read"] == 2 and result["stats"]["chunks_read"] == 2
     assert result["lanes"][0]["exited_at"] == 2  # the step, as the trace records it
+
+
+# --- the ETA -------------------------------------------------------------------------------------------------
+
+
+def eta_after(options: dict[str, Any], steps: list[tuple[int, ...]], *, questions: int = 1,
+              exited: tuple[int, ...] = (), total: int = 10) -> str | None:
+    """The ETA after ``steps`` (the lanes each read) of 30 s each, ``exited`` lanes stopped."""
+    state = ViewState(total=total)
+    state.apply(started(questions=QUESTIONS[:questions], **options), 0.0)
+    now = 0.0
+    for step, lanes in enumerate(steps):
+        state.apply(StepStarted(step=step, chunk=chunk(step, step + 1), lanes=lanes), now)
+        now += 30.0
+        for lane in lanes:
+            state.apply(finished(lane, step, chunk(step, step + 1), "No previous memory", [PIER]), now)
+    for lane in exited:
+        state.apply(LaneExited(lane=lane, step=len(steps) - 1, reason="evidence found"), now)
+    return state.eta_text()
+
+
+def test_one_question_without_the_exit_gate_reads_exactly_its_budget() -> None:
+    # --no-exit-gate --max-read 0.3: 3 steps of 10 chunks, one done, so exactly 2 more.
+    assert eta_after({"exit_gate": False, "max_read": 0.3}, [(0,)]) == "ETA 1m00s"
+    assert eta_after({"exit_gate": False, "max_read": 1.0}, [(0,)]) == "ETA 4m30s"
+
+
+def test_several_questions_each_with_a_budget_give_a_bound_over_all_of_them() -> None:
+    # Two questions of 3 steps each that read step 1 together: the run may still read 2 steps for each (4), or
+    # fewer if they keep picking the same chunks, so the ETA is a bound.
+    assert eta_after({"exit_gate": False, "max_read": 0.3}, [(0, 1)], questions=2) == "ETA ≤ 2m00s"
+    assert eta_after({"exit_gate": True, "max_read": 0.3}, [(0, 1)], questions=2) == "ETA ≤ 2m00s"
+    # Once one has stopped, the other reads exactly what is left of its budget.
+    assert eta_after({"exit_gate": False, "max_read": 0.3}, [(0, 1)], questions=2, exited=(1,)) == "ETA 1m00s"
+    # A question whose budget is spent reads no more.
+    assert eta_after({"exit_gate": False, "max_read": 0.3}, [(0, 1), (0,), (0,)], questions=2) == "ETA 1m00s"
+
+
+def test_with_the_exit_gate_one_question_s_eta_is_a_bound() -> None:
+    assert eta_after({"exit_gate": True, "max_read": 0.3}, [(0,)]) == "ETA ≤ 1m00s"
+
+
+def test_strategies_reading_in_document_order_keep_their_eta() -> None:
+    assert eta_after({}, [(0, 1)], questions=2) == "ETA 4m30s"  # every chunk, both questions in each step
+    assert eta_after({"exit_gate": True}, [(0, 1)], questions=2) == "ETA ≤ 4m30s"
+
+
+def test_a_run_that_reads_chunks_again_without_a_known_budget_shows_no_eta() -> None:
+    state = ViewState(total=10)
+    for at, event in enumerate(rereading_run(10, [3, 3])):
+        state.apply(event, 30.0 * at)
+    state.settings = {"options": {}}  # a strategy of its own: no max_read the view knows
+    assert state.eta() is None and "ETA" not in progress_line(state)
+    assert stats_line(state).startswith("1 chunk (1 read again)")

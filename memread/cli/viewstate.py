@@ -222,23 +222,58 @@ class ViewState:
     def _at_most_total(self, count: int) -> int:
         return max(0, count if self.total is None else min(count, self.total))
 
-    def eta(self) -> float | None:
-        """Seconds left, from the measured time per step, to the chunks the run reads at most (all of them, or
-        the ``max_read`` share); None when the number of chunks is unknown. With an exit gate it is a bound
-        (:attr:`eta_is_bound`): the run may stop sooner."""
-        per_step = self.seconds_per_step()
-        if self.total is None or per_step is None or self.finished is not None:
+    def _options(self) -> dict[str, Any]:
+        options = self.settings.get("options")
+        return options if isinstance(options, dict) else {}
+
+    def _budget(self) -> int | None:
+        """The steps each question reads at most when the strategy gives each its own share of the chunks
+        (``max_read``, the evidence strategy: a chunk read again counts again), else None."""
+        share = self._options().get("max_read")
+        if self.total is None or isinstance(share, bool) or not isinstance(share, (int, float)) \
+                or not 0 < share <= 1:
             return None
-        limit = self.total
-        share = (self.settings.get("options") or {}).get("max_read")
-        if isinstance(share, (int, float)) and 0 < share < 1:
-            limit = read_limit(share, self.total)
-        return max(limit - self.steps_done, 0) * per_step
+        return read_limit(share, self.total)
+
+    def _reading(self, budget: int | None) -> list[LaneView]:
+        """The lanes that may read more: not stopped, not answered, their budget not spent."""
+        return [view for view in self.lanes if view.exited_at is None and view.answer is None
+                and (budget is None or view.steps < budget)]
+
+    def steps_left(self) -> int | None:
+        """The steps the run reads at most from here (the one being read included); None when unknown (no
+        number of chunks, or a strategy that reads chunks again with no budget the view knows)."""
+        if self.total is None:
+            return None
+        budget = self._budget()
+        if budget is None:
+            # Every lane reads in document order, in lock-step: chunk i at step i, to the end at most.
+            return None if self.again else max(self.total - self.steps_done, 0)
+        # Each question reads its budget at most, and a step serves one question at least (several when they pick
+        # the same chunk): so the run reads at most what the questions still may, in all, and at most
+        # questions x budget steps from its start.
+        by_lane = sum(max(budget - view.steps, 0) for view in self._reading(budget))
+        by_run = len(self.lanes) * budget - self.steps_done
+        return max(min(by_lane, by_run), 0)
+
+    def eta(self) -> float | None:
+        """Seconds left, from the measured time per step, for :meth:`steps_left`; None when the number of steps
+        left or the time per step is unknown. When the run may stop sooner it is a bound (:attr:`eta_is_bound`)."""
+        per_step = self.seconds_per_step()
+        left = self.steps_left()
+        if left is None or per_step is None or self.finished is not None:
+            return None
+        return left * per_step
 
     @property
     def eta_is_bound(self) -> bool:
-        """Whether the run may stop before the chunks :meth:`eta` counts (gated's or evidence's exit gate)."""
-        return bool((self.settings.get("options") or {}).get("exit_gate"))
+        """Whether the run may read fewer steps than :meth:`eta` counts: an exit gate (gated, evidence) may stop a
+        question sooner, and questions with their own budgets (evidence) share a step when they pick the same
+        chunk, so only one question still reading its budget, without an exit gate, reads exactly that."""
+        if self._options().get("exit_gate"):
+            return True
+        budget = self._budget()
+        return budget is not None and len(self._reading(budget)) > 1
 
     def eta_text(self) -> str | None:
         """``ETA 3m05s``, or ``ETA ≤ 3m05s`` when the run may stop sooner; None without an estimate."""
