@@ -3,7 +3,10 @@ and nothing on disk that outlives it."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,9 +24,7 @@ def chunks() -> list:  # type: ignore[type-arg]
     return list(Chunker(CharTokenizer(), 160).chunks(segments))
 
 
-def test_chunks_come_back_whole_with_their_pages_and_rank_by_bm25(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
+def test_chunks_come_back_whole_with_their_pages_and_rank_by_bm25() -> None:
     made = chunks()
     store = ChunkStore()
     store.add_all(iter(made))
@@ -36,7 +37,77 @@ def test_chunks_come_back_whole_with_their_pages_and_rank_by_bm25(tmp_path: Path
     assert best[0][0] == made[-1].index and best[0][1] > 0 and len(best) == 1
     assert store.top("the of", 5) == []  # stop words only: nothing to match
     assert store.first_not_in({0, 1}) == 2 and store.first_not_in({c.index for c in made}) is None
-    assert os.listdir(tmp_path) == []  # SQLite's private temporary database is unlinked at open
     store.close()
     with pytest.raises(KeyError):
         ChunkStore().get(0)
+
+
+# Run in a fresh interpreter: SQLite reads TMPDIR once, when the sqlite3 module starts, so a test cannot point
+# it at its own folder from inside this process. The store is filled past its page cache (_CACHE_KIB), which is
+# when SQLite writes it to a file at all; the child reports the files it holds open there, as /proc names them.
+_CHILD = """
+import gc, json, os, sys
+from memread.chunkstore import _CACHE_KIB, ChunkStore
+from memread.document import Chunk, Span
+
+folder = os.environ["TMPDIR"]
+line = " ".join(f"w{n}" for n in range(5000))  # 29 KB of distinct words: text and full-text index both grow
+total = 0
+chunks = []
+while total < 1.5 * _CACHE_KIB * 1024:
+    chunks.append(Chunk(len(chunks), f"chunk {len(chunks)} {line}", 5000, (Span("big.log"),)))
+    total += len(chunks[-1].text)
+
+def held():
+    names = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            names.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            pass
+    return [name for name in names if name.startswith(folder + os.sep)]
+
+def filled():
+    store = ChunkStore()
+    store.add_all(chunks)
+    return store
+
+def report(**seen):
+    print(json.dumps(seen), flush=True)
+
+store = filled()
+report(held=held(), listed=os.listdir(folder))
+store.close()
+report(held=held(), listed=os.listdir(folder))
+store = filled()
+report(held=held(), listed=os.listdir(folder))
+del store
+gc.collect()
+report(held=held(), listed=os.listdir(folder))
+store = filled()
+report(held=held(), listed=os.listdir(folder))
+sys.stdin.read()  # in use until the test kills this process
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads open files from /proc (Linux)")
+def test_a_large_store_is_a_file_no_one_can_see_and_nothing_of_it_outlives_the_store(tmp_path: Path) -> None:
+    folder = str(tmp_path.resolve())
+    child = subprocess.Popen([sys.executable, "-c", _CHILD], cwd=Path(__file__).resolve().parents[1],
+                             env={**os.environ, "TMPDIR": folder, "SQLITE_TMPDIR": folder},
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        in_use, closed, in_use_again, dropped, killed = (json.loads(child.stdout.readline()) for _ in range(5))
+        for seen in (in_use, in_use_again, killed):
+            # On disk in this folder (past the cache), open, and already unlinked: nothing to see, nothing to leave.
+            assert seen["held"] and all(name.endswith(" (deleted)") for name in seen["held"]), seen
+            assert seen["listed"] == []
+        assert closed == {"held": [], "listed": []}  # close() lets go of it
+        assert dropped == {"held": [], "listed": []}  # so does dropping the store unclosed
+        child.kill()  # kill -9 mid-use: the kernel frees an unlinked file with its last descriptor
+        child.wait(timeout=30)
+        assert os.listdir(folder) == []
+    finally:
+        child.kill()
+        child.wait(timeout=30)
