@@ -25,7 +25,7 @@ from memread.events import (
 from memread.settings import read_limit
 
 # Said when an exit gate stopped reading before the end: a "list all" question needs every chunk.
-EXIT_GATE_HINT = "--no-exit-gate reads every chunk"
+EXIT_GATE_HINT = "--no-exit-gate reads every chunk (evidence: up to --max-read)"
 _RATE_WINDOW = 10  # steps the rate and ETA estimates look back over
 
 
