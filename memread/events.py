@@ -27,6 +27,19 @@ class RunStarted:
 
 
 @dataclass(frozen=True)
+class Indexed:
+    """Progress of a strategy that takes in the whole document before it reads (evidence, in relevance order): so
+    far ``chunks`` chunks of ``tokens`` tokens are stored and indexed, in ``seconds``; ``done`` once the document is
+    in. Sent at most every :data:`memread.loop.INDEX_PROGRESS_SECONDS` and once at the end, to the progress sinks;
+    transient, so traces do not record it."""
+
+    chunks: int
+    tokens: int
+    seconds: float
+    done: bool = False
+
+
+@dataclass(frozen=True)
 class StepStarted:
     step: int  # 0-based; the chunk's index, unless the strategy chooses the reading order
     chunk: Chunk
@@ -124,5 +137,5 @@ class RunFinished:
     error: str | None = None
 
 
-Event = RunStarted | StepStarted | StepFinished | LaneExited | Answered | Warned | RunFinished
+Event = RunStarted | Indexed | StepStarted | StepFinished | LaneExited | Answered | Warned | RunFinished
 Sink = Callable[[Event], None]

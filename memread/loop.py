@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 
 from memread.answer import final_answer
@@ -37,6 +37,7 @@ from memread.errors import BackendError, BudgetError, MemreadError, UsageError
 from memread.events import (
     Answered,
     Event,
+    Indexed,
     LaneExited,
     RunFinished,
     RunStarted,
@@ -53,6 +54,7 @@ from memread.tokens import Tokenizer
 
 # Tokens allowed for BPE merges across the joins of template, question, memory and chunk.
 BUDGET_MARGIN = 16
+INDEX_PROGRESS_SECONDS = 0.5  # how often a strategy that indexes the whole document first says how far it is
 
 LoopSettings = Settings  # the name the loop's callers have used; :class:`memread.settings.Settings`
 
@@ -248,7 +250,7 @@ class Loop:
         step reads and for which lanes (:meth:`Strategy.next_read`), from the lanes' states alone, so a resumed
         run, restarting from the recorded states, reads on in the same order. Returns the next step."""
         lanes = range(len(self.questions))
-        self.strategy.index(chunks)
+        self.strategy.index(self._indexing(chunks))
         step = start_step
         while len(done) < len(lanes):
             active = [lane for lane in lanes if lane not in done]
@@ -375,6 +377,21 @@ class Loop:
             totals.prompt_tokens += completion.prompt_tokens
             totals.completion_tokens += completion.completion_tokens
         return completions, elapsed / max(1, len(requests))
+
+    def _indexing(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+        """``chunks``, saying how many the strategy has taken in so far (at most every
+        :data:`INDEX_PROGRESS_SECONDS`, and once at the end): a 1 GB log takes minutes to index."""
+        started = last = time.monotonic()
+        count = tokens = 0
+        for chunk in chunks:
+            yield chunk
+            count += 1
+            tokens += chunk.tokens
+            now = time.monotonic()
+            if now - last >= INDEX_PROGRESS_SECONDS:
+                last = now
+                self._emit(Indexed(chunks=count, tokens=tokens, seconds=now - started))
+        self._emit(Indexed(chunks=count, tokens=tokens, seconds=time.monotonic() - started, done=True))
 
     def _emit(self, event: Event) -> None:
         for sink in self.sinks:

@@ -30,7 +30,7 @@ from typing import Any
 
 from memread.document import Chunk
 from memread.errors import TraceError
-from memread.events import Answered, Event, RunStarted, StepFinished
+from memread.events import Answered, Event, Indexed, RunStarted, StepFinished
 from memread.trace_records import (  # re-exported: memread.trace is the one place to import traces from
     DURABLE,
     FORMAT_VERSION,
@@ -147,8 +147,8 @@ class TraceWriter:
         if isinstance(event, RunStarted):
             self._start(event)
             return
-        if self._fd is None:
-            return  # events before RunStarted have nowhere to go; the loop always starts with RunStarted
+        if self._fd is None or isinstance(event, Indexed):
+            return  # events before RunStarted have nowhere to go (the loop always starts with it); Indexed is progress
         self._append(event_to_record(event))
 
     def _start(self, event: RunStarted) -> None:

@@ -678,3 +678,23 @@ def test_an_entry_longer_than_the_memory_is_cut_at_a_word_with_its_place() -> No
     assert len(step.memory) <= 120 and step.memory.endswith(" …") and entry["cut"]
     assert entry["text"] in " ".join(line.split()) and entry["text"].startswith("Kiss and Tell starred")
     assert entry["where"] == "hqa.txt line 3"
+
+
+def test_indexing_says_how_far_it_is_before_the_first_read_and_stays_out_of_the_trace(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from memread import loop
+    from memread.events import Indexed
+
+    monkeypatch.setattr(loop, "INDEX_PROGRESS_SECONDS", 0.0)
+    events, _, _ = run(SETTINGS)
+    total = len(chunks(document()))
+    indexed = [e for e in events if isinstance(e, Indexed)]
+    first_read = next(i for i, e in enumerate(events) if isinstance(e, StepStarted))
+    assert [e.chunks for e in indexed] == [*range(1, total + 1), total] and indexed[-1].done
+    assert events.index(indexed[-1]) < first_read and not any(e.done for e in indexed[:-1])
+    assert indexed[-1].tokens == sum(c.tokens for c in chunks(document()))
+    path = tmp_path / "run.jsonl"
+    writer = TraceWriter(path)
+    Loop(FakeBackend(reader, tokenizer=CharTokenizer()), [QUESTION], SETTINGS, [writer],
+         document="hqa.txt").run(chunks(document()))
+    writer.close()
+    assert '"indexed"' not in path.read_text() and read_trace(path).steps()

@@ -329,3 +329,32 @@ def test_a_run_that_reads_chunks_again_without_a_known_budget_shows_no_eta() -> 
     state.settings = {"options": {}}  # a strategy of its own: no max_read the view knows
     assert state.eta() is None and "ETA" not in progress_line(state)
     assert stats_line(state).startswith("1 chunk (1 read again)")
+
+
+def test_a_stream_being_indexed_says_how_far_it_is_and_its_length_once_in() -> None:
+    # The evidence strategy takes in the whole input before it reads: a 1 GB log takes minutes, which the view
+    # showed as "waiting for the first chunk" with no number.
+    from memread.cli.environment import Environment
+    from memread.cli.render import chunk_pane
+    from memread.events import Indexed
+
+    state = ViewState()
+    state.apply(started(document="-"), 0.0)
+    state.apply(Indexed(chunks=1204, tokens=1_806_000, seconds=42.0), 42.0)
+    assert "indexing: 1,204 chunks, 1,806,000 tokens so far (42s)" in show(chunk_pane(state))
+    assert state.total is None
+    state.apply(Indexed(chunks=2000, tokens=3_000_000, seconds=70.0, done=True), 70.0)
+    assert state.total == 2000 and "indexed 2,000 chunks, 3,000,000 tokens in 1m10s" in show(chunk_pane(state))
+
+    err = io.StringIO()
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=err, stdin_isatty=False,
+                      stdout_isatty=False, stderr_isatty=False, environ={}, columns=100)
+    clock = iter([0.0, 0.5, 1.0, 3.0, 3.5, 3.6])
+    sink = PlainProgress(env, interval=2.0, clock=lambda: next(clock))
+    sink(started(document="-"))
+    for n, at in ((100, 0.5), (200, 1.0), (600, 3.0), (700, 3.5)):
+        sink(Indexed(chunks=n, tokens=n * 1500, seconds=at))
+    sink(Indexed(chunks=720, tokens=1_080_000, seconds=3.6, done=True))
+    lines = err.getvalue().splitlines()[1:]
+    assert [line.split(",")[0] for line in lines] == ["indexing: 100 chunks", "indexing: 600 chunks",
+                                                      "indexed 720 chunks"]

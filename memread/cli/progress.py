@@ -16,10 +16,11 @@ from memread.cli.viewstate import (
     LaneSteps,
     ViewState,
     approx_tokens,
+    indexing_text,
     progress_line,
     stats_line,
 )
-from memread.events import Answered, Event, LaneExited, RunFinished, RunStarted, StepFinished, Warned
+from memread.events import Answered, Event, Indexed, LaneExited, RunFinished, RunStarted, StepFinished, Warned
 from memread.tokens import Tokenizer
 
 MODES = ("auto", "live", "plain", "none")
@@ -66,6 +67,10 @@ class PlainProgress:
                 else ""
             self._say(f"reading {event.document} with {event.model} ({event.backend}, {event.strategy}"
                       f"{f', {lanes} questions' if lanes > 1 else ''}{resumed})")
+        elif isinstance(event, Indexed):
+            if event.done or self._last_print is None or now - self._last_print >= self.interval:
+                self._last_print = None if event.done else now  # the first step's line follows at once
+                self._say(indexing_text(event))
         elif isinstance(event, StepFinished) and self.state.steps_done > done_before:
             last = self.state.total is not None and self.state.chunks_done >= self.state.total
             if self._last_print is None or now - self._last_print >= self.interval or last:

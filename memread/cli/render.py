@@ -17,7 +17,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from memread.cli.viewstate import EXIT_GATE_HINT, LaneView, ViewState, duration, stats_line
+from memread.cli.viewstate import EXIT_GATE_HINT, LaneView, ViewState, duration, indexing_text, stats_line
 from memread.events import step_summary
 
 CHANGED = "bold green"  # bold survives NO_COLOR, so the change stays visible without colour
@@ -108,7 +108,8 @@ def header(state: ViewState) -> Panel:
 def chunk_pane(state: ViewState, *, lines: int = 2, width: int = 100) -> Panel:
     chunk = state.chunk
     if chunk is None:
-        return Panel(Text("waiting for the first chunk", style="dim"), title="chunk", height=lines + 2)
+        waiting = indexing_text(state.indexed) if state.indexed is not None else "waiting for the first chunk"
+        return Panel(Text(waiting, style="dim"), title="chunk", height=lines + 2)
     excerpt = _short(chunk.text, max(40, (width - 6) * lines))
     title = f"chunk {chunk.index + 1} · {chunk.describe()} · {chunk.tokens:,} tokens"
     if state.reason:

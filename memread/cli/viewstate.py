@@ -15,6 +15,7 @@ from memread.document import Chunk
 from memread.events import (
     Answered,
     Event,
+    Indexed,
     LaneExited,
     RunFinished,
     RunStarted,
@@ -27,6 +28,14 @@ from memread.settings import read_limit
 # Said when an exit gate stopped reading before the end: a "list all" question needs every chunk.
 EXIT_GATE_HINT = "--no-exit-gate reads every chunk (evidence: up to --max-read)"
 _RATE_WINDOW = 10  # steps the rate and ETA estimates look back over
+
+
+def indexing_text(event: Indexed) -> str:
+    """``indexing: 1,204 chunks, 1,806,000 tokens so far (42s)``, or ``indexed …`` once the document is in."""
+    size = f"{event.chunks:,} chunk{'s' if event.chunks != 1 else ''}, {event.tokens:,} tokens"
+    if event.done:
+        return f"indexed {size} in {duration(event.seconds)}"
+    return f"indexing: {size} so far ({duration(event.seconds)}); reading starts once the whole input is in"
 
 
 def approx_tokens(text: str) -> int:
@@ -95,6 +104,7 @@ class ViewState:
     warnings: list[str] = field(default_factory=list)
     focus: int = 0  # the lane that changed last (shown in full when lanes are many)
     finished: RunFinished | None = None
+    indexed: Indexed | None = None  # how far a strategy that indexes the whole document first has got
 
     def apply(self, event: Event, at: float) -> None:
         """Update from one event that happened at wall time ``at``."""
@@ -110,6 +120,10 @@ class ViewState:
             if event.resumed_from_step is not None:
                 self._forget_from(event.resumed_from_step)
             self.finished = None
+        elif isinstance(event, Indexed):
+            self.indexed = event
+            if event.done and self.total is None:  # a stream: its length is known once it is in
+                self.total = event.chunks
         elif isinstance(event, StepStarted):
             self.step, self.chunk, self.step_started_at = event.step, event.chunk, at
             _note_read(self.first_read, self.again, event.step, event.chunk.index)
