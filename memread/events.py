@@ -30,8 +30,8 @@ class RunStarted:
 class Indexed:
     """Progress of a strategy that takes in the whole document before it reads (evidence, in relevance order): so
     far ``chunks`` chunks of ``tokens`` tokens are stored and indexed, in ``seconds``; ``done`` once the document is
-    in. Sent at most every :data:`memread.loop.INDEX_PROGRESS_SECONDS` and once at the end, to the progress sinks;
-    transient, so traces do not record it."""
+    in. Sent at most every :data:`memread.loop.INDEX_PROGRESS_SECONDS` and once at the end; traces record only the
+    last (how many chunks the document has), as progress is not state."""
 
     chunks: int
     tokens: int

@@ -147,8 +147,9 @@ class TraceWriter:
         if isinstance(event, RunStarted):
             self._start(event)
             return
-        if self._fd is None or isinstance(event, Indexed):
-            return  # events before RunStarted have nowhere to go (the loop always starts with it); Indexed is progress
+        if self._fd is None or (isinstance(event, Indexed) and not event.done):
+            return  # before RunStarted there is nowhere to write (the loop starts with it); indexing progress is
+            # not state, but how many chunks the document has is worth keeping (replay's total)
         self._append(event_to_record(event))
 
     def _start(self, event: RunStarted) -> None:

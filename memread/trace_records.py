@@ -16,6 +16,7 @@ from memread.document import Chunk, Span
 from memread.events import (
     Answered,
     Event,
+    Indexed,
     LaneExited,
     RunFinished,
     RunStarted,
@@ -28,6 +29,7 @@ FORMAT_VERSION = 1
 
 KINDS: dict[type, str] = {
     RunStarted: "run_started",
+    Indexed: "indexed",
     StepStarted: "step_started",
     StepFinished: "step_finished",
     LaneExited: "lane_exited",

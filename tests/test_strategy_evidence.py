@@ -680,7 +680,7 @@ def test_an_entry_longer_than_the_memory_is_cut_at_a_word_with_its_place() -> No
     assert entry["where"] == "hqa.txt line 3"
 
 
-def test_indexing_says_how_far_it_is_before_the_first_read_and_stays_out_of_the_trace(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_indexing_says_how_far_it_is_before_the_first_read_and_the_trace_keeps_the_chunk_count(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from memread import loop
     from memread.events import Indexed
 
@@ -697,4 +697,9 @@ def test_indexing_says_how_far_it_is_before_the_first_read_and_stays_out_of_the_
     Loop(FakeBackend(reader, tokenizer=CharTokenizer()), [QUESTION], SETTINGS, [writer],
          document="hqa.txt").run(chunks(document()))
     writer.close()
-    assert '"indexed"' not in path.read_text() and read_trace(path).steps()
+    from memread.cli.player import Player
+
+    assert path.read_text().count('"indexed"') == 1 and read_trace(path).steps()
+    player = Player(read_trace(path))
+    read = len({s.chunk.index for s in read_trace(path).steps()})
+    assert player.state().total == total > read and player.state().chunks_done == read  # not "3/3 100 %"

@@ -24,8 +24,10 @@ class Player:
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
         self.events: list[tuple[float, Event]] = list(trace.events())
-        # A finished run knows how many chunks it read; an unfinished one shows how far it got, no total.
-        total = len(trace.chunks()) if trace.status() == "ok" else None
+        # A run that indexed the document first (evidence) recorded how many chunks it has; otherwise a finished
+        # run knows how many chunks it read, and an unfinished one shows how far it got, no total.
+        indexed = any(record.get("type") == "indexed" for record in trace.records)
+        total = len(trace.chunks()) if trace.status() == "ok" and not indexed else None
         self.positions: list[int] = []  # index of the last event of each position
         self._states: list[ViewState] = []
         state = ViewState(total=total)
