@@ -89,8 +89,9 @@ class Span:
     line_last: int | None = None
 
     def describe(self) -> str:
-        """Human-readable location, e.g. ``book.pdf p. 3-5``, ``notes.txt lines 10-240``."""
-        parts = [self.source]
+        """Human-readable location, e.g. ``book.pdf p. 3-5``, ``notes.txt lines 10-240``, ``stdin line 7`` (the
+        source ``-``)."""
+        parts = ["stdin" if self.source == "-" else self.source]
         if self.page_first is not None:
             first = self.label_first or str(self.page_first)
             last = self.label_last or str(self.page_last)

@@ -172,7 +172,7 @@ def test_stdin_chunks_appear_before_the_writer_is_done(tmp_path: Path) -> None:
             ready, _, _ = select.select([process.stdout], [], [], 0.5)
         assert ready, "no chunk was listed while stdin was still open"
         first = process.stdout.readline().decode()
-        assert first.startswith("0\t") and "- lines 1-" in first
+        assert first.startswith("0\t") and "stdin lines 1-" in first
         assert process.poll() is None  # still reading: the pipe is open
     finally:
         process.stdin.close()

@@ -53,7 +53,7 @@ def test_stdin_is_read_in_relevance_order_and_a_killed_run_resumes_to_the_same_a
     assert "disk error" in first["text"]
     assert result["stats"]["chunks_read"] <= 8 and len(chunks) <= 8  # at most half of the 16 chunks
     for citation in lane["citations"]:  # the evidence's own lines
-        assert citation["where"].startswith("- line ")
+        assert citation["where"].startswith("stdin line ")
     assert list(scratch.iterdir()) == []
 
     trace = tmp_path / "killed.jsonl"
