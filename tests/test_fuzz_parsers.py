@@ -239,10 +239,10 @@ def picks_hold(reply: str, count: int, limit: int) -> None:
     assert all(isinstance(issue, str) and issue for issue in issues), "an empty issue"
 
 
-def evidence_strategy() -> tuple[EvidenceStrategy, Chunk]:
+def evidence_strategy(memory_tokens: int = 1024) -> tuple[EvidenceStrategy, Chunk]:
     """The evidence strategy indexed on a passage of titles, sentences, a list item and a log line (and a filler
     chunk), and that passage's chunk; close() it after use."""
-    strategy = create_strategy(LoopSettings(strategy="evidence"))
+    strategy = create_strategy(LoopSettings(strategy="evidence", memory_tokens=memory_tokens))
     assert isinstance(strategy, EvidenceStrategy)
     chunk = Chunk(index=0, text=EVIDENCE_TEXT, tokens=60, spans=())
     strategy.index([chunk, Chunk(index=1, text="Filler about gulls and the pier.", tokens=8, spans=())])
@@ -261,15 +261,20 @@ def evidence_step_holds(strategy: EvidenceStrategy, chunk: Chunk, state: dict[st
     assert all(" ".join(text.split()) in flat for text in texts), "evidence not copied word for word"
     assert texts[:len(before)] == before or result.decisions["dropped"], "evidence lost"
     assert isinstance(result.memory, str) and result.memory, "memory emptied"
+    evidence = result.state["evidence"]
+    fits = strategy._tokens(result.memory) <= strategy.settings.memory_tokens
+    one_word = len(evidence) == 1 and evidence[0].get("cut") and len(evidence[0]["text"].split()) == 1
+    assert fits or one_word, "the memory outgrew its bound"
     assert set(result.decisions["picked"]) <= set(range(1, len(units(EVIDENCE_TEXT)) + 1)), "a pick out of range"
     return dict(result.state)
 
 
 @settings(max_examples=EXAMPLES // 4, deadline=None)
-@given(replies_=st.lists(numbers_reply, min_size=1, max_size=3), finish=st.sampled_from(["stop", "length"]))
+@given(replies_=st.lists(numbers_reply, min_size=1, max_size=3), finish=st.sampled_from(["stop", "length"]),
+       memory=st.sampled_from([1024, 40, 12]))
 def test_the_evidence_strategy_keeps_only_verbatim_sentences_and_never_loses_one(replies_: list[str],
-                                                                                   finish: str) -> None:
-    strategy, chunk = evidence_strategy()
+                                                                                   finish: str, memory: int) -> None:
+    strategy, chunk = evidence_strategy(memory)
     try:
         state = strategy.initial_state()
         for reply in replies_:
