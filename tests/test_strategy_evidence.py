@@ -703,3 +703,42 @@ def test_indexing_says_how_far_it_is_before_the_first_read_and_the_trace_keeps_t
     player = Player(read_trace(path))
     read = len({s.chunk.index for s in read_trace(path).steps()})
     assert player.state().total == total > read and player.state().chunks_done == read  # not "3/3 100 %"
+
+
+NEEDLE_QUESTION = "What is the special magic number for dry-gate mentioned in the provided text?"
+
+
+def _needle_document() -> str:
+    parts = [FILLER.format(i=i) for i in range(10)]
+    parts[3] = parts[3].replace("Gulls nested on the pier.", "It was like being told to use dry water.")
+    parts[6] = parts[6].replace("Gulls nested on the pier.",
+                                "Gulls nested on the pier. One of the special magic numbers for dry-gate is: 8841720.")
+    return "".join(parts)
+
+
+def _misses_the_needle(request: ChatRequest) -> str:
+    """A model that picks the sentence about dry water (sharing "dry" with the question), never the needle, and
+    answers from the evidence it is shown."""
+    prompt = request.messages[-1].content
+    if "<evidence>" in prompt:
+        return "\\boxed{8841720}" if "8841720" in prompt.split("<problem>")[0] else "\\boxed{1}"
+    return ", ".join(str(n) for n, t in enumerate(passage(prompt), 1) if "dry water" in t) or "none"
+
+
+@pytest.mark.parametrize("ids", [False, True])
+def test_with_ids_a_needle_s_key_is_a_name_that_code_keeps_when_the_model_misses_it(ids: bool) -> None:
+    settings = Settings(**{**SETTINGS.to_dict(), "options": {"ids": ids}})
+    events, results, _ = run(settings, questions=(NEEDLE_QUESTION,), text=_needle_document(),
+                             backend=FakeBackend(_misses_the_needle, tokenizer=CharTokenizer()))
+    memory = [e for e in events if isinstance(e, StepFinished)][-1].memory
+    assert ("8841720" in memory) is ids and "dry water" in memory
+    assert results[0].answer == ("8841720" if ids else "1")  # type: ignore[attr-defined]
+
+
+def test_identifiers_are_compounds_and_words_with_digits() -> None:
+    from memread.strategies.evidence import _names_in
+
+    assert _names_in(NEEDLE_QUESTION) == [] and _names_in(NEEDLE_QUESTION, ids=True) == ["dry", "gate"]
+    assert _names_in("When did backup_nightly fail on db01.prod via eth0 in 2024?", ids=True) == [
+        "2024", "backup_nightly", "db01", "prod", "eth0"]
+    assert _names_in("Which sentence ends here. Then what?", ids=True) == []

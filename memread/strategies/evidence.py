@@ -86,6 +86,8 @@ _SENTENCE_END = re.compile(
 _NUMBER = re.compile(r"\b\d{1,4}\b")
 _NAME = re.compile(r"\b(?:[A-Z][\w'’-]*|\d{3,})\b")
 _QUESTION_NAME = re.compile(r"\b(?:[A-Z][\w'’-]*|\d+)\b")  # in a question every number counts, "41" too
+# An identifier: words joined by - _ . ("dry-gate", "backup_nightly", "db01.prod") or a word with a digit ("eth0").
+_IDENTIFIER = re.compile(r"\b(?:\w+(?:[-_.]\w+)+|[^\W\d]+\d\w*|\d+[^\W\d]\w*)\b")
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,10 @@ class EvidenceOptions:
     context: int = field(default=2, metadata={
         "min": 0, "help": "sentences after a picked one on its line (its paragraph) kept with it, besides the one "
                           "before it"})
+    ids: bool = field(default=False, metadata={
+        "help": "also count a question's identifiers as its names (for cover): lower-case compounds such as dry-gate "
+                "or backup_nightly, and words with digits such as eth0 (a needle's key, a job or host name); "
+                "not measured yet, so off"})
     order: str = field(default="relevance", metadata={
         "choices": ("relevance", "document"),
         "help": "relevance: best-matching chunks first, re-ranked with what the evidence names; document: in order"})
@@ -397,10 +403,11 @@ class EvidenceStrategy(Strategy):
         return False
 
     def question_names(self, question: str) -> list[str]:
-        """The question's names (capitalised words and numbers, as lower-case words) that the document holds in
-        at least one chunk and at most half of them (a name in every chunk tells no chunk apart)."""
+        """The question's names (capitalised words and numbers, and with ``ids`` its identifiers, as lower-case
+        words) that the document holds in at least one chunk and at most half of them (a name in every chunk tells
+        no chunk apart)."""
         if question not in self._names:
-            self._names[question] = self._rare_names(_names_in(question))
+            self._names[question] = self._rare_names(_names_in(question, ids=self.options.ids))
         return self._names[question]
 
     def _rare_names(self, names: Iterable[str]) -> list[str]:
@@ -711,10 +718,14 @@ def _stems(words: Iterable[str]) -> set[str]:
     return out
 
 
-def _names_in(question: str) -> list[str]:
-    """The capitalised words and numbers of a question, lower-cased, without stop words, each once."""
+def _names_in(question: str, *, ids: bool = False) -> list[str]:
+    """The capitalised words and numbers of a question (and its identifiers with ``ids``), lower-cased, without
+    stop words, each once."""
     names: list[str] = []
-    for name in _QUESTION_NAME.findall(question):
+    found = _QUESTION_NAME.findall(question)
+    if ids:
+        found = [*found, *_IDENTIFIER.findall(question)]
+    for name in found:
         for word in query_terms(name):
             if word not in names:
                 names.append(word)
