@@ -506,7 +506,9 @@ class EvidenceStrategy(Strategy):
         evidence, dropped = self._bounded(evidence, question)
         # What the bound dropped at once was not kept: it neither counts as new evidence nor is reported as kept.
         kept = {id(entry) for entry in evidence}
-        added, matched, linked = ([e for e in found_now if id(e) in kept] for found_now in (added, matched, linked))
+        added = [entry for entry in added if id(entry) in kept]
+        matched = [entry for entry in matched if id(entry) in kept]
+        linked = [entry for entry in linked if id(entry) in kept]
         # A link is code's guess at the second hop: it does not count as new evidence for stopping. A second look
         # at a chunk that finds nothing more is no step of the ranking: patience counts the chunks read first.
         again = chunk.index in state.get("read", [])
