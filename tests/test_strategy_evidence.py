@@ -615,7 +615,8 @@ def test_a_pick_the_full_memory_drops_at_once_is_not_new_evidence() -> None:
     steps = [e for e in events if isinstance(e, StepFinished)]
     assert [s.decisions["dropped"] for s in steps] == [1, 1]
     assert steps[1].summary == "nothing kept, dropped 1 (memory full)" and steps[1].decisions["kept"] == []
-    assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 1 new chunk(s) in a row added none"]
+    assert [e.reason for e in events if isinstance(e, LaneExited)] == [
+        "evidence found; 1 new chunk(s) in a row added none"]
     assert "Corliss Archer" in steps[-1].memory and "film house" not in steps[-1].memory
 
 
@@ -628,7 +629,7 @@ def test_max_read_bounds_a_question_without_the_exit_gate_too_and_says_so() -> N
         f"read {-(-total * 2 // 10)} of {total} chunks (max_read 0.2)"]
 
 
-def test_the_question_s_ranking_depends_on_the_chunks_read_not_on_what_was_asked_before(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_question_s_ranking_depends_on_the_chunks_read_not_on_what_was_asked_before(monkeypatch: pytest.MonkeyPatch) -> None:
     # A resumed run starts with no cache: what it ranks must not depend on the lists a first run asked for.
     from memread.strategies import create_strategy, evidence
 
@@ -645,7 +646,7 @@ def test_the_question_s_ranking_depends_on_the_chunks_read_not_on_what_was_asked
         strategy.close()
 
 
-def test_without_picks_a_long_read_searches_only_the_best_matching_chunks_read(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_without_picks_a_long_read_searches_only_the_best_matching_chunks_read(monkeypatch: pytest.MonkeyPatch) -> None:
     from memread.strategies import evidence
 
     monkeypatch.setattr(evidence, "FALLBACK_CHUNKS", 2)
@@ -680,7 +681,8 @@ def test_an_entry_longer_than_the_memory_is_cut_at_a_word_with_its_place() -> No
     assert entry["where"] == "hqa.txt line 3"
 
 
-def test_indexing_says_how_far_it_is_before_the_first_read_and_the_trace_keeps_the_chunk_count(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_indexing_says_how_far_it_is_before_the_first_read_and_the_trace_keeps_the_chunk_count(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from memread import loop
     from memread.events import Indexed
 

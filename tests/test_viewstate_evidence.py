@@ -345,6 +345,7 @@ def test_a_stream_being_indexed_says_how_far_it_is_and_its_length_once_in() -> N
     assert state.total is None
     state.apply(Indexed(chunks=2000, tokens=3_000_000, seconds=70.0, done=True), 70.0)
     assert state.total == 2000 and "indexed 2,000 chunks, 3,000,000 tokens in 1m10s" in show(chunk_pane(state))
+    assert "standard input" in show(header(state))
 
     err = io.StringIO()
     env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=err, stdin_isatty=False,
@@ -355,6 +356,7 @@ def test_a_stream_being_indexed_says_how_far_it_is_and_its_length_once_in() -> N
     for n, at in ((100, 0.5), (200, 1.0), (600, 3.0), (700, 3.5)):
         sink(Indexed(chunks=n, tokens=n * 1500, seconds=at))
     sink(Indexed(chunks=720, tokens=1_080_000, seconds=3.6, done=True))
-    lines = err.getvalue().splitlines()[1:]
+    lines = err.getvalue().splitlines()
+    assert lines.pop(0).startswith("reading standard input with fake-model")
     assert [line.split(",")[0] for line in lines] == ["indexing: 100 chunks", "indexing: 600 chunks",
                                                       "indexed 720 chunks"]

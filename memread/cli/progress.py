@@ -65,7 +65,7 @@ class PlainProgress:
             lanes = len(event.questions)
             resumed = f", resuming at chunk {event.resumed_from_step + 1}" if event.resumed_from_step is not None \
                 else ""
-            self._say(f"reading {'standard input' if event.document == '-' else event.document} with {event.model} ({event.backend}, {event.strategy}"
+            self._say(f"reading {self.state.document_name} with {event.model} ({event.backend}, {event.strategy}"
                       f"{f', {lanes} questions' if lanes > 1 else ''}{resumed})")
         elif isinstance(event, Indexed):
             if event.done or self._last_print is None or now - self._last_print >= self.interval:

@@ -74,7 +74,7 @@ def header(state: ViewState) -> Panel:
     grid.add_column(ratio=1)
     grid.add_column(justify="right")
     model = Path(state.model).name if state.model else "?"
-    document = {"": "?", "-": "standard input"}.get(state.document, state.document)
+    document = state.document_name
     if len(document) > 40:  # keep the end of a long path: the file name says the most
         document = "…" + document[-39:]
     grid.add_row(Text.assemble((document, "bold"), f"  {_short(model, 32)} · {state.backend} · {state.strategy}",

@@ -297,6 +297,13 @@ class ViewState:
     def memory_tokens(self, lane: int) -> int:
         return self.count_tokens(self.lanes[lane].memory) if lane < len(self.lanes) else 0
 
+    @property
+    def document_name(self) -> str:
+        """The document as messages name it: its path with control characters escaped, "standard input" for ``-``."""
+        from memread.ingest.source import display  # any run has loaded it; the view alone (replay) need not
+
+        return display(self.document) if self.document else "?"
+
     def shown_memory(self, view: LaneView) -> tuple[str, str]:
         """The lane's memory before its last step and after it, as the memory pane shows them: each entry led by
         where it comes from when the strategy says (:func:`memread.cli.places.with_places`). Only the view shows

@@ -642,8 +642,7 @@ class EvidenceStrategy(Strategy):
     def _render(evidence: Sequence[Mapping[str, Any]]) -> str:
         if not evidence:
             return prompts.NO_MEMORY
-        return "\n".join((f"- {e['head']}: {e['text']}" if e["head"] else f"- {e['text']}") + (" …" if e.get("cut") else "")
-                         for e in sorted(evidence, key=_document_order))
+        return "\n".join(_entry_line(e) for e in sorted(evidence, key=_document_order))
 
     def _bounded(self, evidence: list[dict[str, Any]], question: str,
                  room: int | None = None) -> tuple[list[dict[str, Any]], int]:
@@ -685,6 +684,12 @@ class EvidenceStrategy(Strategy):
 
     def _tokens(self, text: str) -> int:
         return self.tokenizer.count(text) if self.tokenizer is not None else len(text) // 4 + 1
+
+
+def _entry_line(entry: Mapping[str, Any]) -> str:
+    """One entry as the memory shows it: ``- head: text``, ending `` …`` when the bound cut it."""
+    line = f"- {entry['head']}: {entry['text']}" if entry["head"] else f"- {entry['text']}"
+    return line + " …" if entry.get("cut") else line
 
 
 def _places(entries: Iterable[Mapping[str, Any]]) -> str:
