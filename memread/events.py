@@ -84,6 +84,17 @@ class StepFinished:
     exit_reason: str | None = None  # why the lane stops, when ``exit``
 
 
+def note_read(first: dict[int, int], again: set[int], step: int, chunk: int) -> None:
+    """Record that ``step`` read ``chunk``: ``first`` maps each chunk to the step that first read it, ``again``
+    holds the steps that read a chunk an earlier step had read (a strategy that chooses its order may read a
+    chunk again). Fed in step order; the steps of several lanes at one step count once."""
+    if first.get(chunk, step) < step:
+        again.add(step)
+    else:
+        first[chunk] = step
+        again.discard(step)
+
+
 def step_summary(step: StepFinished) -> str:
     """What the step did, in a few words: the strategy's own ``summary``; for a step of a trace written
     before summaries existed, the same words from its decision fields."""

@@ -19,6 +19,7 @@ from memread.events import (
     RunStarted,
     StepFinished,
     Warned,
+    note_read,
 )
 from memread.version import __version__
 
@@ -82,11 +83,11 @@ class RunReport:
         """Distinct chunks the run read: its steps less those that read a chunk an earlier step read (a strategy
         that chooses its order may read one again). Counted from the steps, so a report that did not see a
         resumed run's earlier session still counts the chunks read in document order before it."""
-        steps = [s for lane in self.steps.values() for s in lane]
+        steps = sorted((s for lane in self.steps.values() for s in lane), key=lambda s: s.step)
         first: dict[int, int] = {}
+        again: set[int] = set()
         for step in steps:
-            first[step.chunk.index] = min(first.get(step.chunk.index, step.step), step.step)
-        again = {s.step for s in steps if first[s.chunk.index] < s.step}
+            note_read(first, again, step.step, step.chunk.index)
         return max((s.step + 1 for s in steps), default=0) - len(again)
 
     def _lane(self, lane: int, question: str) -> dict[str, Any]:

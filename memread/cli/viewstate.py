@@ -22,6 +22,7 @@ from memread.events import (
     StepFinished,
     StepStarted,
     Warned,
+    note_read,
 )
 from memread.settings import read_limit
 
@@ -126,7 +127,7 @@ class ViewState:
                 self.total = event.chunks
         elif isinstance(event, StepStarted):
             self.step, self.chunk, self.step_started_at = event.step, event.chunk, at
-            _note_read(self.first_read, self.again, event.step, event.chunk.index)
+            note_read(self.first_read, self.again, event.step, event.chunk.index)
             self.reason = event.reason
             self.step_active, self.step_done = event.lanes, set()
             self.tokens_read += event.chunk.tokens
@@ -164,7 +165,7 @@ class ViewState:
         view = self._lane(event.lane)
         view.previous, view.memory, view.last = event.memory_before, event.memory, event
         view.previous_sources, view.sources = view.sources, event.state.get("sources")
-        _note_read(view.read, view.again, event.step, event.chunk.index)
+        note_read(view.read, view.again, event.step, event.chunk.index)
         view.steps = len(view.read) + len(view.again)
         if event.memory_changed or len(self.lanes) == 1:
             self.focus = event.lane
@@ -310,16 +311,6 @@ class ViewState:
         these places; the model's memory (``view.memory``, its token count) stays as it is."""
         return (with_places(view.previous, view.previous_sources, self.document),
                 with_places(view.memory, view.sources, self.document))
-
-
-def _note_read(first: dict[int, int], again: set[int], step: int, chunk: int) -> None:
-    """Record that ``step`` read ``chunk``: ``first`` maps each chunk to the step that first read it, ``again``
-    holds the steps that read a chunk an earlier step had read."""
-    if first.get(chunk, step) < step:
-        again.add(step)
-    else:
-        first[chunk] = step
-        again.discard(step)
 
 
 def _forget_reads(first: dict[int, int], again: set[int], step: int) -> None:
