@@ -145,7 +145,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     config = json.loads((args.folder / "run.json").read_text(encoding="utf-8"))["config"]
-    settings = Settings(**{**config["loop"], "strategy": "evidence"})
+    # run.json records every evidence option under "strategies" (older folders: the given ones, in the loop)
+    options = config.get("strategies", {}).get("evidence", config["loop"].get("options", {}))
+    settings = Settings(**{**config["loop"], "strategy": "evidence", "options": options})
     records = [json.loads(line) for line in (args.folder / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     records = sorted((r for r in records if r["method"] == "evidence"), key=lambda r: r["index"])[:args.samples]
     rows_path = args.folder / "step-prompts.jsonl"

@@ -25,10 +25,11 @@ import memread
 from memread.backends.base import ChatRequest
 from memread.backends.fake import FakeBackend
 from memread.bench import data, tasks
+from memread.bench import run as bench_run
 from memread.bench.methods import MethodSettings, Outcome, retrieve
 from memread.bench.report import cells, markdown, svg_plot
 from memread.bench.results import ResultsFolder, rescore, score
-from memread.bench.run import BenchPlan, run_sweep
+from memread.bench.run import BenchPlan, open_results, run_sweep
 from memread.bench.tasks import Sample, build_sample, parse_length
 from memread.errors import BackendError, UsageError
 from memread.loop import LoopSettings
@@ -360,6 +361,63 @@ def test_a_folder_of_replies_the_model_began_itself_does_not_take_begun_ones(tmp
     with pytest.raises(UsageError, match="loop.answer_start"):
         ResultsFolder(tmp_path).open({"model": "a", "loop": LoopSettings().to_dict()})
     ResultsFolder(tmp_path).open({"model": "a", "loop": LoopSettings(answer_start="").to_dict()})  # continues
+
+
+def _open(folder: Path, methods: tuple[str, ...], **options: Any) -> tuple[str, set[str]]:
+    plan = BenchPlan(tasks=("niah-single",), lengths=(1000,), samples=1, methods=methods,
+                     settings=MethodSettings(LoopSettings(options=options)))
+    return open_results(ResultsFolder(folder), plan, FakeBackend([]))
+
+
+def _stored(folder: Path) -> dict[str, Any]:
+    config: dict[str, Any] = json.loads((folder / "run.json").read_text(encoding="utf-8"))["config"]
+    return config
+
+
+def test_a_folder_records_its_strategies_options_whole_and_sweeps_of_other_methods_add_theirs(tmp_path: Path) -> None:
+    first, _ = _open(tmp_path, ("evidence", "bm25"), max_read=0.5)
+    stored = _stored(tmp_path)
+    assert "options" not in stored["loop"] and set(stored["strategies"]) == {"evidence"}
+    assert stored["strategies"]["evidence"]["max_read"] == 0.5 and stored["strategies"]["evidence"]["ids"] is False
+    assert _open(tmp_path, ("overwrite",))[0] == first  # another strategy in the same folder continues it
+    assert set(_stored(tmp_path)["strategies"]) == {"evidence", "overwrite"}
+    assert _open(tmp_path, ("evidence",), max_read=0.5)[0] == first
+    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.max_read"):
+        _open(tmp_path, ("evidence",))  # at its default: not what the folder's evidence runs did
+    # A strategy option whose default changes later is a change, with no -o given either way.
+    run_json = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    run_json["config"]["strategies"]["evidence"]["ids"] = True
+    (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
+    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.ids"):
+        _open(tmp_path, ("evidence",), max_read=0.5)
+    # An option added to a strategy since is taken at its default, as for the loop's settings.
+    del run_json["config"]["strategies"]["evidence"]["ids"]
+    (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
+    assert _open(tmp_path, ("evidence",), max_read=0.5)[0] == first
+    assert json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["added_at_default"] == {
+        "strategies.evidence.ids": False}
+
+
+def test_a_folder_from_before_strategies_were_recorded_continues_as_its_runs_were_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _open(tmp_path, ("evidence", "overwrite"), ids=True)
+    run_json = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    config = run_json["config"]
+    del config["strategies"]
+    config["loop"]["options"] = {"ids": True}  # the shape run.json had: only the options given, in the loop
+    (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
+    assert _open(tmp_path, ("evidence",), ids=True)[0] == run_json["id"]
+    assert _open(tmp_path, ("overwrite",))[0] == run_json["id"]  # overwrite takes no ids: never given to it
+    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.ids"):
+        _open(tmp_path, ("evidence",))
+    # An option whose default changed since: the folder's runs had the old value, so today's default differs.
+    config["loop"]["options"] = {}
+    (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
+    monkeypatch.setattr(bench_run, "OPTIONS_BEFORE", {"evidence": {"context": 3}})
+    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.context"):
+        _open(tmp_path, ("evidence",))
+    assert _open(tmp_path, ("evidence",), context=3)[0] == run_json["id"]
+    assert _open(tmp_path, ("bm25", "overwrite"))[0] == run_json["id"]
 
 
 def test_baselines_begin_their_answer_as_the_strategies_do() -> None:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -276,14 +276,22 @@ class ResultsFolder:
                 if isinstance(record, dict) and "key" in record:
                     yield record
 
-    def open(self, config: dict[str, Any], *, defaults: dict[str, Any] | None = None) -> tuple[str, set[str]]:
+    def open(self, config: dict[str, Any], *, defaults: dict[str, Any] | None = None,
+             upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+             partial: Sequence[str] = ()) -> tuple[str, set[str]]:
         """Start or continue a run with ``config``: returns its id and the keys already finished.
 
         A folder keeps the id it was created with. A config that differs from the stored one only by settings
         the stored one does not have, each at its default (``defaults``, same shape as ``config``; by default
         the reading loop's, :func:`default_config`), continues the run: a setting added to memread since does
         not orphan the results made without it, which were made as if at its default. run.json then records
-        the new settings. UsageError when any setting has another value (another model, or settings)."""
+        the new settings. UsageError when any setting has another value (another model, or settings).
+
+        ``upgrade`` first brings a stored config of an older shape to today's (what its runs did, in today's
+        terms). ``partial`` names parts of the config (a dict of entries) of which a run gives only those it
+        uses: the stored entries it does not give are kept, those the folder has not recorded are added, and
+        only those both have are compared (the options of the strategies a sweep runs, when several sweeps
+        share a folder)."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             if not self.config_path.exists():
@@ -292,16 +300,24 @@ class ResultsFolder:
             else:
                 stored = json.loads(self.config_path.read_text(encoding="utf-8"))
                 config_id = str(stored.get("id"))
-                old = stored.get("config", {})
-                if old != config:
-                    changed, added = compare_configs(old, config, default_config() if defaults is None else defaults)
-                    if changed:
-                        raise UsageError(
-                            f"{self.folder} holds results of a run with other settings (differs in: "
-                            f"{', '.join(changed)})",
-                            hint="use another --out folder, or the same model and settings to continue that run")
-                    self._write_config({**stored, "config": config,
-                                        "added_at_default": {**stored.get("added_at_default", {}), **added}})
+                old = original = stored.get("config", {})
+                if upgrade is not None:
+                    old = upgrade(old)
+                for part in partial:
+                    if isinstance(old.get(part), dict) and isinstance(config.get(part), dict):
+                        config = {**config, part: {**old[part], **config[part]}}
+                        old = {**old, part: {**config[part], **old[part]}}
+                changed, added = compare_configs(old, config, default_config() if defaults is None else defaults)
+                if changed:
+                    raise UsageError(
+                        f"{self.folder} holds results of a run with other settings (differs in: "
+                        f"{', '.join(changed)})",
+                        hint="use another --out folder, or the same model and settings to continue that run")
+                if config != original:
+                    content = {**stored, "config": config}
+                    if added:
+                        content["added_at_default"] = {**stored.get("added_at_default", {}), **added}
+                    self._write_config(content)
         except OSError as error:
             raise TraceError(f"cannot write benchmark results in {self.folder}: {error.strerror}",
                              hint="choose a writable --out folder") from None

@@ -6,9 +6,10 @@ samples for every method. Nothing is printed: ``on_result`` receives each record
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,11 @@ from typing import Any
 from memread.backends.base import Backend, capabilities
 from memread.bench import data
 from memread.bench.methods import MethodSettings, is_strategy, method_names, one_prompt, run_method
-from memread.bench.results import ResultsFolder, make_record, record_key
+from memread.bench.results import ResultsFolder, default_config, make_record, record_key
 from memread.bench.tasks import build_sample, get_task
 from memread.errors import UsageError
 from memread.settings import Settings as LoopSettings
-from memread.strategies import strategy_class
+from memread.strategies import strategy_class, strategy_names, strategy_origin
 from memread.version import code_id
 
 DEFAULT_DATA_SEED = 42  # RULER's and MemAgent's random_seed
@@ -77,21 +78,69 @@ class SweepResult:
     records: list[dict[str, Any]] = field(default_factory=list)  # every record in the folder at the end
 
 
+# Strategy options whose default changed what a run does, at the value they had before: a folder written before
+# run.json recorded its strategies' options ran them at these (and every other option at today's default).
+OPTIONS_BEFORE: dict[str, dict[str, Any]] = {}
+
+
+def strategy_options(methods: Sequence[str], given: Mapping[str, Any],
+                     before: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """Every option of each strategy among ``methods``, as its runs use it: the ``given`` ones (``-o``) it
+    takes, the others at their default (or at ``before``'s value for that strategy)."""
+    out: dict[str, dict[str, Any]] = {}
+    for method in methods:
+        if is_strategy(method):
+            cls = strategy_class(method)
+            takes = {f.name for f in cls.option_fields()}
+            raw = {**(before or {}).get(method, {}), **{k: v for k, v in given.items() if k in takes}}
+            out[method] = dataclasses.asdict(cls.parse_options(raw))
+    return out
+
+
 def run_config(plan: BenchPlan, backend: Backend) -> dict[str, Any]:
-    """What makes two runs comparable; a results folder holds records of one config only."""
-    loop = {k: v for k, v in plan.settings.loop.to_dict().items() if k != "strategy"}
+    """What makes two runs comparable; a results folder holds records of one config only. The options of
+    the strategies this sweep runs are recorded whole (``strategies``), defaults included, so that a default
+    changed since is a change; several sweeps of one folder add theirs (:func:`upgrade_config`)."""
+    loop = {k: v for k, v in plan.settings.loop.to_dict().items() if k not in ("strategy", "options")}
     return {
         "model": backend.model,
         "backend": backend.name,
         "context_length": backend.context_length,
         "tokenizer": getattr(backend.tokenizer, "name", None),
         "loop": loop,
+        "strategies": strategy_options(plan.methods, plan.settings.loop.options),
         "baseline_prompt": one_prompt("{question}", "{text}", retrieved=False, style=plan.settings.loop.final_prompt),
         "rag_passage_tokens": plan.settings.rag_passage_tokens,
         "rag_k": plan.settings.k,
         "data_seed": plan.data_seed,
         "dataset": data.dataset_info(),
     }
+
+
+def upgrade_config(stored: dict[str, Any], methods: Sequence[str]) -> dict[str, Any]:
+    """A stored config from before run.json recorded the strategies' options (the given ones were
+    ``loop.options``), in today's shape: the options of every built-in strategy and of ``methods``' as those
+    runs used them (the folder may hold records of any)."""
+    if "strategies" in stored or not isinstance(stored.get("loop"), dict):
+        return stored
+    loop = dict(stored["loop"])
+    given = loop.pop("options", None) or {}
+    names = [name for name in strategy_names() if strategy_origin(name) is None or name in methods]
+    return {**stored, "loop": loop, "strategies": strategy_options(names, given, OPTIONS_BEFORE)}
+
+
+def config_defaults(config: dict[str, Any]) -> dict[str, Any]:
+    """What a setting a stored config lacks ran as: the reading loop's defaults (:func:`default_config`),
+    and a strategy's option added since at its default (or its value in :data:`OPTIONS_BEFORE`)."""
+    return {**default_config(), "strategies": strategy_options(list(config["strategies"]), {}, OPTIONS_BEFORE)}
+
+
+def open_results(folder: ResultsFolder, plan: BenchPlan, backend: Backend) -> tuple[str, set[str]]:
+    """Start or continue ``plan``'s run in ``folder`` (:meth:`ResultsFolder.open`): its config id and the keys
+    done. UsageError when the folder holds a run of other settings, a strategy option's default included."""
+    config = run_config(plan, backend)
+    return folder.open(config, defaults=config_defaults(config), partial=("strategies",),
+                       upgrade=lambda stored: upgrade_config(stored, plan.methods))
 
 
 def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1,
@@ -109,8 +158,7 @@ def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1
                          hint="drop --parallel, or serve the model (vllm serve, llama-server -np N) and use "
                          "--backend openai")
     folder = ResultsFolder(out)
-    config = run_config(plan, backend)
-    config_id, done = folder.open(config)
+    config_id, done = open_results(folder, plan, backend)
     run_info = {"model": backend.model, "backend": backend.name, "data_seed": plan.data_seed,
                 "sampling_seed": plan.settings.loop.seed, "dataset": data.dataset_info(), "code": code_id()}
     result = SweepResult()
