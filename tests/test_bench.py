@@ -378,7 +378,7 @@ def test_a_folder_records_its_strategies_options_whole_and_sweeps_of_other_metho
     first, _ = _open(tmp_path, ("evidence", "bm25"), max_read=0.5)
     stored = _stored(tmp_path)
     assert "options" not in stored["loop"] and set(stored["strategies"]) == {"evidence"}
-    assert stored["strategies"]["evidence"]["max_read"] == 0.5 and stored["strategies"]["evidence"]["ids"] is False
+    assert stored["strategies"]["evidence"]["max_read"] == 0.5 and stored["strategies"]["evidence"]["cover"] is True
     assert _open(tmp_path, ("overwrite",))[0] == first  # another strategy in the same folder continues it
     assert set(_stored(tmp_path)["strategies"]) == {"evidence", "overwrite"}
     assert _open(tmp_path, ("evidence",), max_read=0.5)[0] == first
@@ -386,29 +386,30 @@ def test_a_folder_records_its_strategies_options_whole_and_sweeps_of_other_metho
         _open(tmp_path, ("evidence",))  # at its default: not what the folder's evidence runs did
     # A strategy option whose default changes later is a change, with no -o given either way.
     run_json = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    run_json["config"]["strategies"]["evidence"]["ids"] = True
+    run_json["config"]["strategies"]["evidence"]["cover"] = False
     (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
-    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.ids"):
+    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.cover"):
         _open(tmp_path, ("evidence",), max_read=0.5)
     # An option added to a strategy since is taken at its default, as for the loop's settings.
-    del run_json["config"]["strategies"]["evidence"]["ids"]
+    run_json["config"]["strategies"]["evidence"]["cover"] = True
+    del run_json["config"]["strategies"]["evidence"]["order"]
     (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
     assert _open(tmp_path, ("evidence",), max_read=0.5)[0] == first
     assert json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["added_at_default"] == {
-        "strategies.evidence.ids": False}
+        "strategies.evidence.order": "relevance"}
 
 
 def test_a_folder_from_before_strategies_were_recorded_continues_as_its_runs_were_made(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _open(tmp_path, ("evidence", "overwrite"), ids=True)
+    _open(tmp_path, ("evidence", "overwrite"), max_read=0.5)
     run_json = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     config = run_json["config"]
     del config["strategies"]
-    config["loop"]["options"] = {"ids": True}  # the shape run.json had: only the options given, in the loop
+    config["loop"]["options"] = {"max_read": "0.5"}  # the shape run.json had: the options given, in the loop
     (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
-    assert _open(tmp_path, ("evidence",), ids=True)[0] == run_json["id"]
-    assert _open(tmp_path, ("overwrite",))[0] == run_json["id"]  # overwrite takes no ids: never given to it
-    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.ids"):
+    assert _open(tmp_path, ("evidence",), max_read=0.5)[0] == run_json["id"]
+    assert _open(tmp_path, ("overwrite",))[0] == run_json["id"]  # overwrite takes no max_read: never given to it
+    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.max_read"):
         _open(tmp_path, ("evidence",))
     # An option whose default changed since: the folder's runs had the old value, so today's default differs.
     config["loop"]["options"] = {}
