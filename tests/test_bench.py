@@ -401,6 +401,7 @@ def test_a_folder_records_its_strategies_options_whole_and_sweeps_of_other_metho
 
 def test_a_folder_from_before_strategies_were_recorded_continues_as_its_runs_were_made(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bench_run, "OPTIONS_BEFORE", {})  # no default changed since, at first
     _open(tmp_path, ("evidence", "overwrite"), max_read=0.5)
     run_json = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     config = run_json["config"]
