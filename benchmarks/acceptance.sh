@@ -10,7 +10,7 @@
 #   5. evidence with -o link=false on the same 400-document samples (what the link rule is worth);
 #   6. callback's memory as ReMemR1 kept it (the whole reply) against -o memory=update, 50 documents (n=24).
 # Each part writes its own folder under OUT (default benchmarks/results/bench; the 50-document one is
-# hqa50-acceptance-MODEL, as hqa50-MODEL holds the format comparison's tables); stop it at any moment (Ctrl-C,
+# hqa50-acceptance-MODEL, as hqa50-MODEL holds the format comparison's tables; evidence's are *-ids-MODEL); stop it at any moment (Ctrl-C,
 # kill) and run the same command again: finished samples are skipped. Tables and plots are rewritten as samples
 # finish (summary.md, summary.json, accuracy-TASK.svg, scores.jsonl); results.jsonl holds third-party text and is
 # git-ignored.
@@ -39,9 +39,14 @@ name=${name%.gguf}
 
 bench() { memread bench "$@" "${extra[@]}"; }
 
-bench hqa --lengths 400 --samples 32 --methods evidence,bm25,closed-book --out "$out/hqa400-$name"
-bench hqa --lengths 50 --samples 48 --methods evidence,overwrite,full,bm25,closed-book --out "$out/hqa50-acceptance-$name"
-bench niah-single --lengths 32K,128K --samples 16 --methods evidence,bm25 --out "$out/niah-$name"
+# evidence has its own folders (*-ids-*): its runs with ids on, its default since they were measured; the
+# acceptance's first folders hold its runs from before the option existed, which they keep.
+bench hqa --lengths 400 --samples 32 --methods evidence --out "$out/hqa400-ids-$name"
+bench hqa --lengths 400 --samples 32 --methods bm25,closed-book --out "$out/hqa400-$name"
+bench hqa --lengths 50 --samples 48 --methods evidence --out "$out/hqa50-ids-$name"
+bench hqa --lengths 50 --samples 48 --methods overwrite,full,bm25,closed-book --out "$out/hqa50-acceptance-$name"
+bench niah-single --lengths 32K,128K --samples 16 --methods evidence --out "$out/niah-ids-$name"
+bench niah-single --lengths 32K,128K --samples 16 --methods bm25 --out "$out/niah-$name"
 bench niah-single --lengths 32K --samples 16 --methods overwrite --out "$out/niah-$name"
 bench hqa --lengths 400 --samples 16 --methods overwrite --out "$out/hqa400-$name"
 bench hqa --lengths 400 --samples 32 --methods evidence -o link=false --out "$out/hqa400-nolink-$name"

@@ -422,6 +422,18 @@ def test_a_folder_from_before_strategies_were_recorded_continues_as_its_runs_wer
     assert _open(tmp_path, ("bm25", "overwrite"))[0] == run_json["id"]
 
 
+def test_a_folder_of_evidence_runs_from_before_ids_was_on_continues_only_with_it_off(tmp_path: Path) -> None:
+    _open(tmp_path, ("evidence", "bm25"))
+    run_json = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    del run_json["config"]["strategies"]
+    run_json["config"]["loop"]["options"] = {}  # as the acceptance's folders were written
+    (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
+    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.ids"):
+        _open(tmp_path, ("evidence",))
+    assert _open(tmp_path, ("evidence",), ids=False)[0] == run_json["id"]
+    assert _open(tmp_path, ("bm25",))[0] == run_json["id"]
+
+
 def test_baselines_begin_their_answer_as_the_strategies_do() -> None:
     from memread.bench.methods import _one_call
 

@@ -118,10 +118,10 @@ class EvidenceOptions:
     context: int = field(default=2, metadata={
         "min": 0, "help": "sentences after a picked one on its line (its paragraph) kept with it, besides the one "
                           "before it"})
-    ids: bool = field(default=False, metadata={
+    ids: bool = field(default=True, metadata={
         "help": "also count a question's identifiers as its names (for cover): lower-case compounds such as dry-gate "
                 "or backup_nightly, and words with digits such as eth0 (a needle's key, a job or host name); "
-                "not measured yet, so off"})
+                "off: capitalised words and numbers only"})
     order: str = field(default="relevance", metadata={
         "choices": ("relevance", "document"),
         "help": "relevance: best-matching chunks first, re-ranked with what the evidence names; document: in order"})
