@@ -15,7 +15,11 @@ MODEL = "m"
 
 
 def write(bench: Path, prefix: str, task: str, length: int, method: str, scores: list[int],
-          seconds: float = 10.0, tokens: int = 1000) -> None:
+          seconds: float = 10.0, tokens: int = 1000, own_folder: bool = True) -> None:
+    """Scores of ``method`` in the acceptance folder ``prefix``; evidence's go to its own folder (its runs with
+    ids on), unless not ``own_folder``."""
+    if method == goal.NEW and own_folder:
+        prefix = goal.NEW_FROM[prefix]
     folder = bench / f"{prefix}-{MODEL}"
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "scores.jsonl").open("a", encoding="utf-8") as out:
@@ -127,3 +131,15 @@ def test_the_default_stays_open_while_a_condition_has_fewer_samples_than_asked(t
     choice, conditions = goal.default_rule(goal.Results(tmp_path, MODEL))
     assert choice == "not decided yet" and (conditions[0].status, conditions[0].provisional) == ("met", True)
     assert "## The default strategy: not decided yet" in goal.report(goal.Results(tmp_path, MODEL), MODEL)
+
+
+def test_evidence_s_cells_are_its_runs_with_ids_not_the_acceptance_folder_s_older_ones(tmp_path: Path) -> None:
+    write(tmp_path, "hqa400", "hqa", 400, "evidence", [0] * 32, own_folder=False)  # made before ids existed
+    write(tmp_path, "hqa400", "hqa", 400, "bm25", [0] * 32)
+    assert goal.Results(tmp_path, MODEL).n("hqa400", "hqa", 400, "evidence") == 0
+    write(tmp_path, "hqa400", "hqa", 400, "evidence", [1] * 32)
+    results = goal.Results(tmp_path, MODEL)
+    cell = results.cell("hqa400", "hqa", 400, "evidence")
+    assert cell is not None and cell.n == 32 and cell.accuracy == 1.0
+    pair = results.pair("hqa400", "hqa", 400, "evidence", "bm25")
+    assert pair is not None and pair.result.a_better == 32  # paired with the acceptance folder's BM25-RAG
