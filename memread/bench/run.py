@@ -100,7 +100,7 @@ def strategy_options(methods: Sequence[str], given: Mapping[str, Any],
 def run_config(plan: BenchPlan, backend: Backend) -> dict[str, Any]:
     """What makes two runs comparable; a results folder holds records of one config only. The options of
     the strategies this sweep runs are recorded whole (``strategies``), defaults included, so that a default
-    changed since is a change; several sweeps of one folder add theirs (:func:`upgrade_config`)."""
+    changed since is a change; several sweeps of one folder add theirs (:func:`open_results`)."""
     loop = {k: v for k, v in plan.settings.loop.to_dict().items() if k not in ("strategy", "options")}
     return {
         "model": backend.model,
