@@ -24,8 +24,8 @@ NIAH 32K none.
 
 It reads the folders ``benchmarks/acceptance.sh`` writes (``hqa400-MODEL``, ``hqa50-acceptance-MODEL``,
 ``niah-MODEL``, and for ``evidence`` ``hqa400-ids-MODEL``, ``hqa50-ids-MODEL``, ``niah-ids-MODEL``: its runs with
-``ids`` on, its default since), scores.jsonl or results.jsonl, scored again with today's rules; no model is run. The report goes
-to stdout (and --out).
+``ids`` on, its default since), scores.jsonl or results.jsonl, scored again with today's rules; no model is
+run. The report goes to stdout (and --out).
 """
 
 from __future__ import annotations

@@ -6,22 +6,28 @@ samples for every method. Nothing is printed: ``on_result`` receives each record
 
 from __future__ import annotations
 
-import dataclasses
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from memread.backends.base import Backend, capabilities
 from memread.bench import data
-from memread.bench.methods import MethodSettings, is_strategy, method_names, one_prompt, run_method
+from memread.bench.methods import (
+    MethodSettings,
+    is_strategy,
+    method_names,
+    one_prompt,
+    run_method,
+    settings_for,
+)
 from memread.bench.results import ResultsFolder, default_config, make_record, record_key
 from memread.bench.tasks import build_sample, get_task
 from memread.errors import UsageError
 from memread.settings import Settings as LoopSettings
-from memread.strategies import strategy_class, strategy_names, strategy_origin
+from memread.strategies import check_settings, strategy_class, strategy_names, strategy_origin
 from memread.version import code_id
 
 DEFAULT_DATA_SEED = 42  # RULER's and MemAgent's random_seed
@@ -86,14 +92,13 @@ OPTIONS_BEFORE: dict[str, dict[str, Any]] = {"evidence": {"ids": False}}  # ids:
 def strategy_options(methods: Sequence[str], given: Mapping[str, Any],
                      before: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """Every option of each strategy among ``methods``, as its runs use it: the ``given`` ones (``-o``) it
-    takes, the others at their default (or at ``before``'s value for that strategy)."""
+    takes (:func:`settings_for`), the others at their default (or at ``before``'s value for that strategy)."""
     out: dict[str, dict[str, Any]] = {}
     for method in methods:
         if is_strategy(method):
-            cls = strategy_class(method)
-            takes = {f.name for f in cls.option_fields()}
-            raw = {**(before or {}).get(method, {}), **{k: v for k, v in given.items() if k in takes}}
-            out[method] = dataclasses.asdict(cls.parse_options(raw))
+            own = settings_for(method, LoopSettings(options=dict(given)))
+            own = replace(own, options={**(before or {}).get(method, {}), **own.options})
+            out[method] = dict(check_settings(own).options)
     return out
 
 
