@@ -14,9 +14,9 @@ from memread.backends.fake import FakeBackend
 from memread.chunk import Chunker
 from memread.document import Chunk, Provenance, Segment
 from memread.events import Event, LaneExited, RunFinished, StepFinished, StepStarted, Warned
-from memread.loop import Loop
+from memread.loop import LaneResult, Loop
 from memread.settings import Settings
-from memread.strategies.evidence import _heading, evidence_names, parse_picks, units
+from memread.strategies.evidence import EvidenceStrategy, _heading, evidence_names, parse_picks, units
 from memread.tokens import CharTokenizer
 from memread.trace import TraceWriter, read_trace, verify_chunks
 
@@ -63,11 +63,11 @@ def reader(request: ChatRequest) -> str:
 
 
 def run(settings: Settings, *, questions: tuple[str, ...] = (QUESTION,), text: str | None = None,
-        backend: FakeBackend | None = None, **kwargs: object) -> tuple[list[Event], list[object], FakeBackend]:
+        backend: FakeBackend | None = None) -> tuple[list[Event], list[LaneResult], FakeBackend]:
     backend = backend or FakeBackend(reader, tokenizer=CharTokenizer())
     events: list[Event] = []
     loop = Loop(backend, list(questions), settings, [events.append], document="hqa.txt")
-    results = loop.run(chunks(text or document()), **kwargs)
+    results = loop.run(chunks(text or document()))
     return events, results, backend
 
 
@@ -154,7 +154,7 @@ def test_sentences_wrapped_over_line_ends_are_numbered_whole_and_cite_their_line
     # With the sentence before it and the one after it in its paragraph, as on a one-line paragraph.
     assert entry["text"].startswith("The harbour master closed") and entry["text"].endswith("sea scouts.")
     assert entry["where"] == "hqa.txt lines 4-9" and entry["head"] == "## 3. The February storm"
-    assert results[0].answer == "23"  # type: ignore[attr-defined]
+    assert results[0].answer == "23"
 
 
 def test_a_reply_cut_at_its_limit_is_a_format_issue_not_a_memory_cut_off() -> None:
@@ -171,7 +171,7 @@ def test_a_reply_cut_at_its_limit_is_a_format_issue_not_a_memory_cut_off() -> No
     assert cut and not any(s.truncated for s in steps)
     assert all(any("48-token limit" in issue for issue in s.parse_issues) for s in cut)
     assert not any(isinstance(e, Warned) and "cut off" in e.message for e in events)
-    assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]
+    assert results[0].answer == "Chief of Protocol"
 
 
 def test_lines_that_are_records_headings_or_items_are_never_joined() -> None:
@@ -224,7 +224,7 @@ def test_the_best_matching_chunk_is_read_first_and_the_evidence_leads_to_the_sec
     assert order[0] == film  # the question names the film and Corliss Archer
     assert order[1] == career  # "Shirley Temple", named by the evidence, leads to the career
     assert len(order) == 3 and len(all_chunks) > 4  # one more, then no unread chunk matches well enough
-    assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]
+    assert results[0].answer == "Chief of Protocol"
     exited = [e for e in events if isinstance(e, LaneExited)]
     assert exited and "no unread chunk matches the question or what the evidence names" in exited[0].reason
     started = [e for e in events if isinstance(e, StepStarted)]
@@ -251,7 +251,7 @@ def test_evidence_is_copied_word_for_word_with_its_own_lines_and_cited_by_them()
     for entry in evidence:
         number = int(re.search(r"line (\d+)", entry["where"]).group(1))  # type: ignore[union-attr]
         assert entry["text"] in lines[number - 1]  # the sentence's own line, not the chunk's range
-    memory = results[0].memory  # type: ignore[attr-defined]
+    memory = results[0].memory
     assert memory.index("Chief of Protocol") < memory.index("Corliss Archer")  # document order: doc 2 before 7
     assert [c.where for c in cite(steps)] == [e["where"] for e in sorted(evidence, key=lambda e: e["chunk"])]
 
@@ -298,7 +298,7 @@ def test_several_questions_read_together_and_stop_on_their_own() -> None:
         return reader(request)
 
     events, results, backend = run(SETTINGS, questions=questions, backend=FakeBackend(both, tokenizer=CharTokenizer()))
-    assert [r.answer for r in results] == ["Chief of Protocol", "fish"]  # type: ignore[attr-defined]
+    assert [r.answer for r in results] == ["Chief of Protocol", "fish"]
     assert {len(batch) for batch in backend.calls} <= {1, 2}
     assert all(e.lanes for e in events if isinstance(e, StepStarted))
 
@@ -376,7 +376,7 @@ def test_a_chunk_holding_both_hops_is_read_again_once_the_first_hop_names_the_se
     events, results, _ = run(SETTINGS, text=text, backend=FakeBackend(hops, tokenizer=CharTokenizer()))
     order = [e.chunk.index for e in events if isinstance(e, StepStarted)]
     assert order[:2] == [0, 0] and order.count(0) == 2  # read again once, not more
-    assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]
+    assert results[0].answer == "Chief of Protocol"
     assert [e.reason for e in events if isinstance(e, StepStarted)][1].startswith("read again")
 
 
@@ -449,7 +449,7 @@ def test_without_the_cutoff_it_stops_after_patience_chunks_without_new_evidence(
     events, results, _ = run(Settings(**{**SETTINGS.to_dict(), "options": {"cutoff": 0.0, "patience": 2}}))
     assert sum(isinstance(e, StepStarted) for e in events) == 4
     assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 2 new chunk(s) in a row added none"]
-    assert results[0].answer == "Chief of Protocol"  # type: ignore[attr-defined]
+    assert results[0].answer == "Chief of Protocol"
 
 
 def _silent(request: ChatRequest) -> str:
@@ -463,7 +463,7 @@ def test_when_the_model_picks_nothing_the_answer_comes_from_the_best_matching_pa
     events, results, _ = run(no_cover, backend=FakeBackend(_silent, tokenizer=CharTokenizer()))
     steps = [e for e in events if isinstance(e, StepFinished)]
     assert all(not s.state["evidence"] for s in steps)
-    memory = results[0].memory  # type: ignore[attr-defined]
+    memory = results[0].memory
     assert memory.startswith("(no sentence was picked yet") and "Corliss Archer" in memory
     assert not [e for e in events if isinstance(e, Warned) and "nothing from the document" in e.message]
 
@@ -503,20 +503,18 @@ def test_reading_goes_on_until_the_evidence_names_both_sides_of_a_comparison(cov
     settings = Settings(**{**SETTINGS.to_dict(), "options": {"cover": cover, "cutoff": 0.0, "patience": 1}})
     events, results, _ = run(settings, questions=(COMPARISON,), text=_comparison_document(),
                              backend=FakeBackend(_rowing_only, tokenizer=CharTokenizer()))
-    memory = results[0].memory  # type: ignore[attr-defined]
+    memory = results[0].memory
     assert "founded in 1866" in memory
     if cover:  # the chess society's chunk is read next (it holds the names the evidence lacks), and matched
         order = [e.chunk.index for e in events if isinstance(e, StepStarted)]
         assert len(order) == 3 and "founded in 1901" in memory
-        assert results[0].answer == "Ashgrove Rowing Club"  # type: ignore[attr-defined]
+        assert results[0].answer == "Ashgrove Rowing Club"
     else:  # one chunk without new evidence and it stops: the model never picked the chess society
-        assert "1901" not in memory and results[0].answer == "unknown"  # type: ignore[attr-defined]
+        assert "1901" not in memory and results[0].answer == "unknown"
 
 
 def test_the_question_names_are_its_capitalised_words_and_numbers_that_tell_chunks_apart() -> None:
-    from memread.strategies import strategy_class
-
-    strategy = strategy_class("evidence")(SETTINGS, CharTokenizer())
+    strategy = EvidenceStrategy(SETTINGS, CharTokenizer())
     strategy.index(chunks(_comparison_document()))
     try:  # "Harbour" is in most chunks (it tells none apart); "Which" and "The" are not names
         question = "Which Harbour notes name the Wexley Chess Society of 1901, and which the year 1866?"
@@ -552,7 +550,7 @@ def test_the_sentence_about_what_the_evidence_names_that_shares_the_question_s_w
     events, results, _ = run(settings, questions=(BRIDGE,), text=_bridge_document(),
                              backend=FakeBackend(_first_hop_only, tokenizer=CharTokenizer()))
     steps = [e for e in events if isinstance(e, StepFinished)]
-    memory = results[0].memory  # type: ignore[attr-defined]
+    memory = results[0].memory
     assert "Elk Valley is a small community" in memory
     # The other range shares the question's words ("highest peak", "Mountains") but nothing the evidence
     # names: never linked, whether or not it was read.
@@ -562,9 +560,9 @@ def test_the_sentence_about_what_the_evidence_names_that_shares_the_question_s_w
         assert [s.decisions["linked"] for s in linked] == [[  # with the sentence before it, as a pick is kept
             "The Cumberland Mountains lie in Tennessee and Kentucky. Their highest peak is High Knob, near Norton."]]
         assert "linked 1 about what the evidence names" in linked[0].summary
-        assert results[0].answer == "High Knob"  # type: ignore[attr-defined]
+        assert results[0].answer == "High Knob"
     else:
-        assert "High Knob" not in memory and results[0].answer == "unknown"  # type: ignore[attr-defined]
+        assert "High Knob" not in memory and results[0].answer == "unknown"
     # A link is code's guess, not new evidence: reading stops after `patience` chunks without a pick either way.
     assert [e.reason for e in events if isinstance(e, LaneExited)] == ["evidence found; 2 new chunk(s) in a row added none"]
 
@@ -594,7 +592,7 @@ def test_a_link_reads_the_sentence_with_the_next_one_of_its_paragraph_and_never_
     # "band" in one sentence, "drummer" in the next: together they share two words with the question.
     assert linked == ["Maroon Five is a pop rock band from Los Angeles. It consists of singer Adam Levine and "
                       "drummer Matt Flynn."]
-    assert results[0].answer == "Matt Flynn"  # type: ignore[attr-defined]
+    assert results[0].answer == "Matt Flynn"
 
 
 def _picks_film(request: ChatRequest) -> str:
@@ -631,17 +629,17 @@ def test_max_read_bounds_a_question_without_the_exit_gate_too_and_says_so() -> N
 
 def test_the_question_s_ranking_depends_on_the_chunks_read_not_on_what_was_asked_before(monkeypatch: pytest.MonkeyPatch) -> None:
     # A resumed run starts with no cache: what it ranks must not depend on the lists a first run asked for.
-    from memread.strategies import create_strategy, evidence
+    from memread.strategies import evidence
 
     monkeypatch.setattr(evidence, "CANDIDATES", 2)
     text = "".join(f"Document {i}:\nArcher notes {i}\n" + "Corliss Archer filed a note. " * (1 + i % 4) + "\n\n"
                    for i in range(12))
-    first, resumed = (create_strategy(Settings(strategy="evidence")) for _ in range(2))
+    first, resumed = (EvidenceStrategy(Settings(strategy="evidence")) for _ in range(2))
     for strategy in (first, resumed):
-        strategy.index(chunks(text, budget=80))  # type: ignore[attr-defined]
-    first._question_top(QUESTION, 0)  # type: ignore[attr-defined]
-    assert first._question_top(QUESTION, 1) == resumed._question_top(QUESTION, 1)  # type: ignore[attr-defined]
-    assert len(resumed._question_top(QUESTION, 1)) == 3  # type: ignore[attr-defined]
+        strategy.index(chunks(text, budget=80))
+    first._question_top(QUESTION, 0)
+    assert first._question_top(QUESTION, 1) == resumed._question_top(QUESTION, 1)
+    assert len(resumed._question_top(QUESTION, 1)) == 3
     for strategy in (first, resumed):
         strategy.close()
 
@@ -665,7 +663,7 @@ def test_without_picks_a_long_read_searches_only_the_best_matching_chunks_read(m
     settings = Settings(**{**SETTINGS.to_dict(), "options": {"cover": False, "exit_gate": False}})
     _, results, _ = run(settings, backend=FakeBackend(_silent, tokenizer=CharTokenizer()))
     assert max(len(chunks_indexed) for chunks_indexed in searched) == 2 and len(searched) == len(chunks(document()))
-    assert "Corliss Archer" in results[0].memory  # type: ignore[attr-defined]
+    assert "Corliss Archer" in results[0].memory
 
 
 def test_an_entry_longer_than_the_memory_is_cut_at_a_word_with_its_place() -> None:
@@ -734,7 +732,7 @@ def test_with_ids_a_needle_s_key_is_a_name_that_code_keeps_when_the_model_misses
                              backend=FakeBackend(_misses_the_needle, tokenizer=CharTokenizer()))
     memory = [e for e in events if isinstance(e, StepFinished)][-1].memory
     assert ("8841720" in memory) is ids and "dry water" in memory
-    assert results[0].answer == ("8841720" if ids else "1")  # type: ignore[attr-defined]
+    assert results[0].answer == ("8841720" if ids else "1")
 
 
 def test_identifiers_are_compounds_and_words_with_digits() -> None:
