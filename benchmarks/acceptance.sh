@@ -11,9 +11,9 @@
 #   6. callback's memory as ReMemR1 kept it (the whole reply) against -o memory=update, 50 documents (n=24).
 # Each part writes its own folder under OUT (default benchmarks/results/bench; the 50-document one is
 # hqa50-acceptance-MODEL, as hqa50-MODEL holds the format comparison's tables; evidence's are *-ids-MODEL); stop
-# it at any moment (Ctrl-C, kill) and run the same command again: finished samples are skipped. Tables and plots are rewritten as samples
-# finish (summary.md, summary.json, accuracy-TASK.svg, scores.jsonl); results.jsonl holds third-party text and is
-# git-ignored.
+# it at any moment (Ctrl-C, kill) and run the same command again: finished samples are skipped. Tables and plots
+# are rewritten as samples finish (summary.md, summary.json, accuracy-TASK.svg, scores.jsonl); results.jsonl holds
+# third-party text and is git-ignored.
 #
 #   bash benchmarks/acceptance.sh                          # llama.cpp, the default model, this machine
 #   bash benchmarks/acceptance.sh OUT --threads 2          # options after OUT go to every memread bench
