@@ -68,6 +68,15 @@ class Cpu:
             return bool({"asimddp", "i8mm"} & self.flags)
         return False
 
+    @property
+    def identity(self) -> str:
+        """What sets llama.cpp's speed here, without the clock a hypervisor reports loosely:
+        ``x86_64 AMD EPYC (family 26), 2 cores, AVX-512 VNNI``. Benchmark records carry it, so that a folder
+        whose samples ran on different machines measures each against its own machine's prefill rate."""
+        name = f" {self.model}" if self.model else ""
+        family = f" (family {self.family})" if self.family is not None else ""
+        return f"{self.arch}{name}{family}, {self.cores} core{'s' if self.cores != 1 else ''}, {self.vector}"
+
     def describe(self) -> str:
         """One line: ``x86_64 AMD EPYC, 2 cores at 2596 MHz, AVX-512 VNNI``."""
         clock = f" at {self.mhz:.0f} MHz" if self.mhz else ""

@@ -31,6 +31,7 @@ from memread.bench.report import cells, markdown, svg_plot
 from memread.bench.results import ResultsFolder, rescore, score
 from memread.bench.run import BenchPlan, open_results, run_sweep
 from memread.bench.tasks import Sample, build_sample, parse_length
+from memread.cpu import this_cpu
 from memread.errors import BackendError, UsageError
 from memread.loop import LoopSettings
 from memread.tokens import TiktokenTokenizer
@@ -332,6 +333,10 @@ def test_each_record_says_which_code_made_it_and_the_report_names_a_cell_made_by
     records = run_sweep(plan, FakeBackend(_oracle(), tokenizer=tokenizer), tmp_path).records
     here = code_id()
     assert {r["code"] for r in records} == {here} and here.startswith(__version__)
+    assert {r["machine"] for r in records} == {None}  # the fake backend runs no model on this CPU
+    local = FakeBackend(_oracle(), tokenizer=tokenizer)
+    local.name = "llamacpp"  # llama.cpp runs on this CPU: its records name it, so reports use its prefill rate
+    assert {r["machine"] for r in run_sweep(plan, local, tmp_path / "local").records} == {this_cpu().identity}
     if (Path(memread.__file__).resolve().parent.parent / ".git").exists():  # a checkout: its commit too
         assert re.fullmatch(re.escape(__version__) + r"\+g[0-9a-f]{12}(\.dirty)?", here)
     assert '"code"' in (tmp_path / "scores.jsonl").read_text(encoding="utf-8")

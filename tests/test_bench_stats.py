@@ -171,6 +171,36 @@ def test_the_whole_read_ratio_uses_the_prefill_rate_of_the_loop_s_step_calls() -
         markdown([loop, bm25])
 
 
+def test_samples_run_on_a_slower_machine_are_measured_against_that_machine_s_prefill_rate() -> None:
+    # One folder, two machines: evidence and BM25 ran before machines were recorded (100 tokens/s), overwrite's
+    # samples later on a CPU three times slower (one sample at 50 tokens/s), and one on a third, fast machine
+    # with no loop record of its own to measure it (BM25 only: its own call sets the rate).
+    evidence = record("evidence", 0, True, chunks_read=2, prefill_tokens=2_000, prefill_seconds=20.0, seconds=35.0)
+    bm25 = record("bm25", 0, True, prefill_tokens=1_000, prefill_seconds=10.0, seconds=7.0)
+    slow = "x86_64 AMD EPYC (family 25), 2 cores, AVX2"
+    overwrite = [record("overwrite", i, True, chunks_read=2, prefill_tokens=7_000, prefill_seconds=140.0,
+                        seconds=154.0, machine=slow) for i in range(2)]
+    fast = record("bm25", 1, True, prefill_tokens=1_000, prefill_seconds=1.0, seconds=1.4, machine="m2")
+    records = [evidence, bm25, *overwrite, fast]
+    ratio = {c.method: c.whole_read_ratio for c in cells(records)}
+    # 7,000 tokens: 70 s at 100 tokens/s, 140 s at 50, 7 s at 1,000
+    assert ratio["evidence"] == pytest.approx(0.5) and ratio["overwrite"] == pytest.approx(1.1)
+    assert ratio["bm25"] == pytest.approx((7.0 + 1.4) / (70 + 7))
+    text = markdown(records)
+    assert f"prefill rate of this run on {slow}: 50.0 prompt tokens/s over reading-loop step calls" in text
+    assert ("prefill rate of this run on the machine of the records made before machines were recorded: 100.0 "
+            "prompt tokens/s over reading-loop step calls") in text
+    assert "prefill rate of this run on m2: 1,000.0 prompt tokens/s over all calls" in text
+    machines = summary_of(records)["machines"]
+    assert {m["machine"]: m["prefill_rate"] for m in machines} == {slow: 50.0, "m2": 1000.0}
+
+
+def summary_of(records: list[dict[str, Any]]) -> dict[str, Any]:
+    from memread.bench.report import summary
+
+    return summary(build(records))
+
+
 # --- results folders compared -------------------------------------------------------------------------------
 
 

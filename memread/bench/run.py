@@ -25,6 +25,7 @@ from memread.bench.methods import (
 )
 from memread.bench.results import ResultsFolder, default_config, make_record, record_key
 from memread.bench.tasks import build_sample, get_task
+from memread.cpu import this_cpu
 from memread.errors import UsageError
 from memread.settings import Settings as LoopSettings
 from memread.strategies import check_settings, strategy_class, strategy_names, strategy_origin
@@ -165,7 +166,8 @@ def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1
     folder = ResultsFolder(out)
     config_id, done = open_results(folder, plan, backend)
     run_info = {"model": backend.model, "backend": backend.name, "data_seed": plan.data_seed,
-                "sampling_seed": plan.settings.loop.seed, "dataset": data.dataset_info(), "code": code_id()}
+                "sampling_seed": plan.settings.loop.seed, "dataset": data.dataset_info(), "code": code_id(),
+                "machine": this_cpu().identity if backend.name == "llamacpp" else None}  # where the model ran
     result = SweepResult()
 
     def pending() -> Iterator[tuple[str, int, int, list[str]]]:
