@@ -194,16 +194,17 @@ def faster(results: Results) -> Verdict:
     tokens = [sum(_tokens(by_method[m][i]) for i in common) for m in (NEW, "overwrite")]
     machines = {by_method[m][i].get("machine") for m in by_method for i in common}
     per_sample = f"{seconds[0] / len(common):.0f} s against {seconds[1] / len(common):.0f} s a sample"
-    if len(machines) == 1:
+    # Seconds of different CPUs do not compare: then each method against a whole read on its own machine (the
+    # prefill rate of the reading-loop step calls made there: see memread.bench.report), where both have one.
+    whole = {c.method: c.whole_read_ratio for c in cells([by_method[m][i] for m in by_method for i in common])}
+    new_whole, overwrite_whole = whole[NEW], whole["overwrite"]
+    if len(machines) > 1 and new_whole and overwrite_whole:
+        ratio = new_whole / overwrite_whole
+        figures = (f"{ratio:.2f}× in time measured as × whole read on each run's own machine ({new_whole:.2f}× "
+                   f"against {overwrite_whole:.2f}×; the seconds, {per_sample}, were measured on different CPUs)")
+    else:
         ratio = seconds[0] / seconds[1]
         figures = f"{ratio:.2f}× in seconds ({per_sample})"
-    else:  # seconds of different CPUs do not compare: each against a whole read on its own machine
-        # (the prefill rate of the reading-loop step calls made on that machine: see memread.bench.report)
-        by_common = {c.method: c.whole_read_ratio for c in cells([by_method[m][i] for m in by_method for i in common])}
-        ratio = (by_common[NEW] or 0.0) / (by_common["overwrite"] or math.inf)
-        figures = (f"{ratio:.2f}× in time measured as × whole read on each run's own machine ({by_common[NEW]:.2f}× "
-                   f"against {by_common['overwrite']:.2f}×; the seconds, {per_sample}, were measured on different "
-                   f"CPUs)")
     figures += f", {tokens[0] / tokens[1]:.2f}× in tokens processed, on {len(common)} samples"
     return Verdict(criterion, "met" if ratio <= MAX_TIME else "not met",
                    len(common) < results.required("hqa", 400, "overwrite"), figures)

@@ -73,16 +73,16 @@ class Cpu:
         """What sets llama.cpp's speed here, without the clock a hypervisor reports loosely:
         ``x86_64 AMD EPYC (family 26), 2 cores, AVX-512 VNNI``. Benchmark records carry it, so that a folder
         whose samples ran on different machines measures each against its own machine's prefill rate."""
-        name = f" {self.model}" if self.model else ""
-        family = f" (family {self.family})" if self.family is not None else ""
-        return f"{self.arch}{name}{family}, {self.cores} core{'s' if self.cores != 1 else ''}, {self.vector}"
+        return self._line(after_name=f" (family {self.family})" if self.family is not None else "")
 
     def describe(self) -> str:
         """One line: ``x86_64 AMD EPYC, 2 cores at 2596 MHz, AVX-512 VNNI``."""
-        clock = f" at {self.mhz:.0f} MHz" if self.mhz else ""
-        name = f" {self.model}" if self.model else ""
-        return f"{self.arch}{name}, {self.cores} core{'s' if self.cores != 1 else ''}{clock}, {self.vector}"
+        return self._line(after_cores=f" at {self.mhz:.0f} MHz" if self.mhz else "")
 
+    def _line(self, *, after_name: str = "", after_cores: str = "") -> str:
+        name = f" {self.model}" if self.model else ""
+        cores = f"{self.cores} core{'s' if self.cores != 1 else ''}"
+        return f"{self.arch}{name}{after_name}, {cores}{after_cores}, {self.vector}"
 
 def this_cpu() -> Cpu:
     """The CPU memread runs on."""

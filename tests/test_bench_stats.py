@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from memread.bench.compare import combine, pairs
-from memread.bench.report import build, cells, headline, markdown, prefill_rate, write_report
+from memread.bench.report import build, cells, headline, markdown, prefill_rate, summary, write_report
 from memread.bench.results import ResultsFolder, compare_configs
 from memread.bench.stats import bootstrap_mean, mean_interval, paired, sign_test, wilson
 from memread.errors import UsageError
@@ -191,14 +191,8 @@ def test_samples_run_on_a_slower_machine_are_measured_against_that_machine_s_pre
     assert ("prefill rate of this run on the machine of the records made before machines were recorded: 100.0 "
             "prompt tokens/s over reading-loop step calls") in text
     assert "prefill rate of this run on m2: 1,000.0 prompt tokens/s over all calls" in text
-    machines = summary_of(records)["machines"]
+    machines = summary(build(records))["machines"]
     assert {m["machine"]: m["prefill_rate"] for m in machines} == {slow: 50.0, "m2": 1000.0}
-
-
-def summary_of(records: list[dict[str, Any]]) -> dict[str, Any]:
-    from memread.bench.report import summary
-
-    return summary(build(records))
 
 
 # --- results folders compared -------------------------------------------------------------------------------
