@@ -126,6 +126,9 @@ def request_from_trace(ref: str, *, password: str | None = None) -> ReadRequest:
         raise UsageError(f"run {trace.run_id} already finished",
                          hint=f"see its answer: memread traces show {trace.run_id}")
     header = trace.header
+    if "bench" in header:
+        raise UsageError(f"run {trace.run_id} is a sample of the `memread bench` sweep in {path.parent.parent}",
+                         hint="run that memread bench command again: it continues this sample where it stopped")
     info = header.get("document_info") or {}
     source = str(info.get("source") or header.get("document") or "")
     if source != "-" and info.get("path") and not Path(source).exists():

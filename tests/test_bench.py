@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 import xml.etree.ElementTree as ElementTree
@@ -351,6 +354,61 @@ def test_each_record_says_which_code_made_it_and_the_report_names_a_cell_made_by
     assert f"BM25-RAG mixes records of different code (`{here}` 1, `not recorded` 1)" in markdown(older)
 
 
+@pytest.mark.network
+@pytest.mark.parametrize(("strategy", "first", "second"), [("overwrite", 3, 2), ("evidence", 1, 1)])
+def test_a_sweep_stopped_mid_sample_continues_that_sample_at_the_step_it_reached(
+        strategy: str, first: int, second: int, bench_data: Path, tokenizer: TiktokenTokenizer, tmp_path: Path) -> None:
+    plan = BenchPlan(tasks=("niah-single",), lengths=(4000,), samples=1, methods=(strategy, "bm25"), settings=SMALL)
+    whole = run_sweep(plan, FakeBackend(_oracle(), tokenizer=tokenizer), tmp_path / "whole").records[0]
+    assert whole["chunks_read"] > first + second and whole["resumed_at"] is None  # evidence stops early: 3 chunks
+    assert not (tmp_path / "whole" / "partial").exists()  # a finished sample leaves no trace behind
+
+    def stopped_after(calls: int) -> Any:
+        oracle, made = _oracle(), [0]
+
+        def reply(request: ChatRequest) -> str:
+            made[0] += 1
+            if made[0] > calls:
+                raise KeyboardInterrupt  # Ctrl-C, the end of a session: the process stops mid-call
+            return str(oracle(request))
+        return reply
+
+    out = tmp_path / "stopped"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(plan, FakeBackend(stopped_after(first), tokenizer=tokenizer), out)
+    assert ResultsFolder(out).records() == []
+    trace = out / "partial" / f"niah-single-4000-0-{strategy}.jsonl"
+    assert trace.exists() and oct(trace.stat().st_mode & 0o777) == "0o600"  # benchmark text: private
+    status, _out, err = run_memread("resume", str(trace))  # listed by `memread traces`, continued by bench only
+    assert status == 2 and f"a sample of the `memread bench` sweep in {out}" in err and "bench command again" in err
+    with pytest.raises(KeyboardInterrupt):  # stopped again, some steps further
+        run_sweep(plan, FakeBackend(stopped_after(second), tokenizer=tokenizer), out)
+    backend = FakeBackend(_oracle(), tokenizer=tokenizer)
+    record = run_sweep(plan, backend, out).records[0]
+    # Only the steps not read before, then the answer (and BM25-RAG's one call): first + second were not redone.
+    assert len(backend.requests) == whole["calls"] - (first + second) + 1
+    same = ("prediction", "score", "prompt_tokens", "completion_tokens", "calls", "chunks_read", "steps", "kept",
+            "prefill_tokens")
+    assert {k: record[k] for k in same} == {k: whole[k] for k in same}
+    assert record["resumed_at"] == [first, first + second]
+    assert record["seconds"] >= record["model_seconds"] > 0
+    assert not (out / "partial").exists()
+
+    # A trace left by another machine (or sample, or settings) is not continued: its seconds measure another CPU.
+    moved = tmp_path / "moved"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(plan, FakeBackend(stopped_after(first), tokenizer=tokenizer), moved)
+    left = moved / "partial" / f"niah-single-4000-0-{strategy}.jsonl"
+    lines = left.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header["bench"]["machine"] = "x86_64 another CPU, 2 cores, AVX2"
+    left.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    backend = FakeBackend(_oracle(), tokenizer=tokenizer)
+    record = run_sweep(plan, backend, moved).records[0]
+    assert len(backend.requests) == whole["calls"] + 1 and record["resumed_at"] is None
+    assert {k: record[k] for k in same} == {k: whole[k] for k in same}
+
+
 def test_a_results_folder_refuses_to_mix_runs_of_different_settings(tmp_path: Path) -> None:
     folder = ResultsFolder(tmp_path)
     folder.open({"model": "a", "loop": {"chunk_tokens": 5000}})
@@ -546,6 +604,32 @@ def test_the_smoke_preset_runs_smollm2_end_to_end_and_a_second_run_only_redoes_w
     status, out, err = run_memread("bench", "--report", "--out", str(smoke_out))
     assert status == 0, err
     assert (smoke_out / "summary.md").read_text(encoding="utf-8").strip() == out.strip()
+
+    # kill -9 while overwrite reads the 1200-token sample, then `kill PID` (SIGTERM, as Ctrl-C) two steps further:
+    # each next run continues the sample from its trace at the step it reached, and the last ends with the
+    # uninterrupted run's memory and answer (greedy).
+    killed = smoke_out.parent / "killed"
+    trace = killed / "partial" / "niah-single-1200-0-overwrite.jsonl"
+    for stop, steps in ((signal.SIGKILL, 1), (signal.SIGTERM, 3)):
+        victim = subprocess.Popen([sys.executable, "-m", "memread", "bench", "--smoke", "--out", str(killed)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            while victim.poll() is None and not (trace.exists() and
+                                                 trace.read_bytes().count(b'"step_finished"') >= steps):
+                time.sleep(0.01)
+        finally:
+            victim.send_signal(stop)
+            _out, err = victim.communicate()
+        assert trace.exists() and "niah-single/1200/0/overwrite" not in {r["key"] for r in _lines(killed / "scores.jsonl")}
+    assert victim.returncode == 130 and "the sample being read keeps its steps so far" in err
+    status, _out, err = run_memread("bench", "--smoke", "--out", str(killed))
+    assert status == 0, err
+    resumed = {r["key"]: r for r in _lines(killed / "results.jsonl")}["niah-single/1200/0/overwrite"]
+    first, second = resumed["resumed_at"]
+    assert 1 <= first < second and f"continued at step {first}, {second})" in err
+    for name in ("prediction", "kept", "steps", "prompt_tokens", "completion_tokens", "chunks_read"):
+        assert resumed[name] == records[3][name], name
+    assert not (killed / "partial").exists()
 
 
 @pytest.mark.slow

@@ -23,8 +23,10 @@ the answer is extracted and scored exactly like the loop's.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from memread.backends.base import Backend, ChatRequest, Completion, Message
 from memread.bench.tasks import Sample
@@ -35,6 +37,9 @@ from memread.recall import Hit, TextIndex
 from memread.settings import CHUNK_TOKENS
 from memread.settings import Settings as LoopSettings
 from memread.strategies import strategy_class, strategy_names
+
+if TYPE_CHECKING:
+    from memread.trace import Trace
 
 BASELINES = ("full", "bm25", "closed-book")
 NO_PASSAGES = "(no passage matched the question)"  # BM25-RAG's text when no passage shares a word with the question
@@ -105,6 +110,10 @@ class Outcome:
     # The reading loop's steps, for looking at why a sample went as it did (results.jsonl only: the replies
     # quote the benchmark): each chunk read, the model's reply, what the strategy made of it, why it stopped.
     steps: list[dict[str, Any]] | None = None
+    # The steps at which an interrupted reading of this sample was continued (:class:`Partial`): the counts and
+    # seconds above then add up every session's completed steps (a step cut short is done again, and its time
+    # is not counted).
+    resumed_at: list[int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -127,14 +136,29 @@ def text_document(sample: Sample) -> Document:
                     size_bytes=len(sample.context.encode("utf-8")))
 
 
-def run_method(method: str, sample: Sample, backend: Backend, settings: MethodSettings) -> Outcome:
+@dataclass(frozen=True)
+class Partial:
+    """Where the reading of one sample keeps its trace while it runs, so that a sweep stopped mid-sample (Ctrl-C,
+    kill -9, the end of a session) continues at the step it reached instead of reading the sample again.
+    ``tag`` is what must be the same to continue (the sweep's config, the sample, the machine, whose speed the
+    seconds measure); a trace with another tag, or unreadable, is read again from the start."""
+
+    path: Path
+    tag: Mapping[str, Any] = field(default_factory=dict)
+
+
+def run_method(method: str, sample: Sample, backend: Backend, settings: MethodSettings, *,
+               partial: Partial | None = None) -> Outcome:
     """Answer ``sample`` with ``method``. A backend failure is an ``error`` outcome (scored 0); a prompt that
     cannot fit is ``n/a`` for ``full``. Budget errors of the loop (settings that never fit) and Ctrl-C
-    propagate."""
+    propagate. A strategy with ``partial`` writes its trace there as it reads, and continues the one it finds
+    (the caller removes it once the sample's record is written); the one-call baselines have nothing to
+    continue."""
     started = time.perf_counter()
+    earlier = 0.0
     try:
         if is_strategy(method):
-            outcome = _run_loop(method, sample, backend, settings.loop)
+            outcome, earlier = _run_loop(method, sample, backend, settings.loop, partial)
         elif method == "full":
             outcome = _run_full(sample, backend, settings.loop)
         elif method == "bm25":
@@ -145,7 +169,7 @@ def run_method(method: str, sample: Sample, backend: Backend, settings: MethodSe
             raise ValueError(f"unknown method {method!r}")
     except BackendError as error:
         outcome = Outcome(status="error", error=error.message)
-    outcome.seconds = time.perf_counter() - started
+    outcome.seconds = earlier + time.perf_counter() - started
     return outcome
 
 
@@ -172,26 +196,89 @@ def settings_for(strategy: str, settings: LoopSettings) -> LoopSettings:
                    options={name: value for name, value in settings.options.items() if name in takes})
 
 
-def _run_loop(strategy: str, sample: Sample, backend: Backend, settings: LoopSettings) -> Outcome:
+def _run_loop(strategy: str, sample: Sample, backend: Backend, settings: LoopSettings,
+              partial: Partial | None = None) -> tuple[Outcome, float]:
+    """The reading loop on ``sample``, and the wall seconds of the earlier sessions it continued (0.0 when none)."""
     from memread.ask import read
+    from memread.trace import TraceWriter
 
     collector = _Collector()
-    results = read(text_document(sample), [sample.question], backend=backend,
-                   settings=settings_for(strategy, settings), sinks=[collector])
+    sinks: list[Any] = [collector]
+    earlier: list[StepFinished] = []
+    resume = _continuable(partial, sample, backend) if partial else None
+    writer = None
+    if partial:
+        writer = TraceWriter(partial.path, header={"bench": dict(partial.tag)}, resume=resume is not None)
+        sinks.append(writer)
+        if resume is not None:
+            start = resume.resume_point().start_step
+            earlier = [s for s in resume.steps() if s.step < start]
+    try:
+        results = read(text_document(sample), [sample.question], backend=backend,
+                       settings=settings_for(strategy, settings), sinks=sinks, resume=resume)
+    finally:
+        if writer:
+            writer.close()
     result = results[0]
-    timed = [s for s in collector.steps if s.prompt_seconds is not None]
+    steps = earlier + collector.steps
+    timed = [s for s in steps if s.prompt_seconds is not None]
     finished = collector.finished
-    return Outcome(
+    outcome = Outcome(
         status="ok", prediction=result.answer, reply=result.reply, boxed=result.boxed,
-        prompt_tokens=finished.prompt_tokens if finished else 0,
-        completion_tokens=finished.completion_tokens if finished else 0,
-        calls=len(collector.steps) + 1,
+        prompt_tokens=sum(s.prompt_tokens for s in earlier) + (finished.prompt_tokens if finished else 0),
+        completion_tokens=sum(s.completion_tokens for s in earlier) + (finished.completion_tokens if finished else 0),
+        calls=len(steps) + 1,
         prefill_tokens=sum(s.prompt_tokens for s in timed),
         prefill_seconds=sum(s.prompt_seconds or 0.0 for s in timed),
-        model_seconds=finished.model_seconds if finished else 0.0,
-        chunks_read=finished.chunks_read if finished else None, exited_at=result.exited_at, kept=result.memory,
+        model_seconds=sum(s.seconds for s in earlier) + (finished.model_seconds if finished else 0.0),
+        chunks_read=(len(earlier) + finished.chunks_read) if finished else None, exited_at=result.exited_at,
+        kept=result.memory,
         steps=[{"chunk": s.chunk.index, "reply": s.reply, "summary": s.summary, "exit_reason": s.exit_reason}
-               for s in collector.steps])
+               for s in steps],
+        resumed_at=_resumed_at(resume) if resume else None)
+    return outcome, _earlier_seconds(resume) if resume else 0.0
+
+
+def _continuable(partial: Partial, sample: Sample, backend: Backend) -> Trace | None:
+    """The trace at ``partial.path`` of an earlier, interrupted reading of this very sample, here; None (and the
+    file removed) when there is none to continue."""
+    from memread.errors import TraceError
+    from memread.trace import read_trace
+
+    if not partial.path.exists():
+        return None
+    try:
+        trace = read_trace(partial.path)
+    except TraceError:
+        trace = None
+    if trace is None or trace.header.get("bench") != dict(partial.tag) or trace.questions != (sample.question,) \
+            or trace.header.get("model") != backend.model or not trace.steps():
+        partial.path.unlink(missing_ok=True)  # another sample, settings or machine, or nothing read yet
+        return None
+    return trace
+
+
+def _resumed_at(trace: Trace) -> list[int]:
+    """The step each later session started from, and this one's."""
+    sessions = [int(r["resumed_from_step"]) for r in trace.records
+                if r.get("type") == "resumed" and r.get("resumed_from_step") is not None]
+    return [*sessions, trace.resume_point().start_step]
+
+
+def _earlier_seconds(trace: Trace) -> float:
+    """Wall seconds the trace's sessions spent on the steps that count (from each session's start to its last
+    step kept): what an uninterrupted reading would have taken for them, less the lost step cut short."""
+    start = trace.resume_point().start_step
+    total = 0.0
+    session_start = float(trace.header.get("t", 0.0))
+    last: float | None = None
+    for record in trace.effective_records():
+        if record.get("type") == "resumed":
+            total += (last - session_start) if last is not None else 0.0
+            session_start, last = float(record.get("t", 0.0)), None
+        elif record.get("type") == "step_finished" and int(record.get("step", -1)) < start:
+            last = float(record.get("t", 0.0))
+    return total + ((last - session_start) if last is not None else 0.0)
 
 
 def _one_call(prompt: str, backend: Backend, settings: LoopSettings) -> tuple[Outcome, Completion | None]:

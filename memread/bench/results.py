@@ -62,6 +62,7 @@ SCHEMA = 1
 RESULTS_NAME = "results.jsonl"
 SCORES_NAME = "scores.jsonl"
 CONFIG_NAME = "run.json"
+PARTIAL_NAME = "partial"  # the traces of the samples being read (benchmark text: never committed)
 # The fields of a record that hold a benchmark's text (or text a model wrote from it): left out of scores.jsonl.
 TEXT_FIELDS = ("question", "golds", "prediction", "reply", "kept", "steps", "meta", "error", "note")
 
@@ -233,14 +234,29 @@ def compare_configs(stored: dict[str, Any], config: dict[str, Any],
 
 
 class ResultsFolder:
-    """``DIR/run.json`` (the run's config), ``DIR/results.jsonl`` (one whole record per finished sample) and
-    ``DIR/scores.jsonl`` (the same records without their text)."""
+    """``DIR/run.json`` (the run's config), ``DIR/results.jsonl`` (one whole record per finished sample),
+    ``DIR/scores.jsonl`` (the same records without their text) and, while a sample is being read by a
+    strategy, its trace in ``DIR/partial/`` (removed once its record is written)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.results = folder / RESULTS_NAME
         self.scores = folder / SCORES_NAME
         self.config_path = folder / CONFIG_NAME
+        self.partial_dir = folder / PARTIAL_NAME
+
+    def partial_path(self, key: str) -> Path:
+        """Where the sample ``key`` keeps its trace while it is read."""
+        return self.partial_dir / (key.replace("/", "-") + ".jsonl")
+
+    def drop_partial(self, key: str) -> None:
+        """Remove the trace of ``key`` (its record is written), and the partial folder once empty."""
+        try:
+            self.partial_path(key).unlink(missing_ok=True)
+            if self.partial_dir.is_dir() and not any(self.partial_dir.iterdir()):
+                self.partial_dir.rmdir()
+        except OSError:
+            pass  # a leftover trace costs nothing: the sample is done, and the next run removes it
 
     def records(self) -> list[dict[str, Any]]:
         """Every complete record (a torn last line from a crash is ignored): the whole records of results.jsonl,
@@ -326,7 +342,10 @@ class ResultsFolder:
                              hint="delete it (the results stay) or use another --out folder") from None
         for path in (self.results, self.scores):
             self._heal_torn_tail(path)
-        return config_id, {r["key"] for r in self.records() if r.get("config") == config_id}
+        done = {r["key"] for r in self.records() if r.get("config") == config_id}
+        for key in done:  # a crash after a record was written, before its trace was removed
+            self.drop_partial(key)
+        return config_id, done
 
     def _write_config(self, content: dict[str, Any]) -> None:
         partial = self.config_path.with_name(self.config_path.name + ".partial")

@@ -1,4 +1,5 @@
-"""A benchmark sweep: tasks × lengths × samples × methods over one backend, resumable, one record per sample.
+"""A benchmark sweep: tasks × lengths × samples × methods over one backend, one record per sample, resumable at
+the step: a strategy's reading of a sample keeps its trace as it goes (:class:`memread.bench.methods.Partial`).
 
 The order is length, then sample, then method, so that a sweep stopped at any point has (nearly) the same
 samples for every method. Nothing is printed: ``on_result`` receives each record as it is written.
@@ -6,6 +7,7 @@ samples for every method. Nothing is printed: ``on_result`` receives each record
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -17,6 +19,7 @@ from memread.backends.base import Backend, capabilities
 from memread.bench import data
 from memread.bench.methods import (
     MethodSettings,
+    Partial,
     is_strategy,
     method_names,
     one_prompt,
@@ -157,7 +160,8 @@ def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1
     ``parallel`` > 1 runs that many samples at once, for a backend that takes concurrent calls
     (``concurrent_calls``: a server that batches, such as ``vllm serve``); records are then written in the
     order they finish, and their seconds include waiting for the server's other requests.
-    Ctrl-C (KeyboardInterrupt) propagates after the last finished sample is safely written.
+    Ctrl-C (KeyboardInterrupt) propagates after the last finished sample is safely written; the sample being read
+    by a strategy has its trace in ``out``/partial, and the next run continues it from the step it reached.
     """
     if parallel > 1 and not capabilities(backend).concurrent_calls:
         raise UsageError(f"the {backend.name} backend runs one call at a time, so --parallel cannot help it",
@@ -186,12 +190,18 @@ def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1
         sample = build_sample(task, length, index, plan.data_seed, backend.tokenizer)
         doc_tokens = backend.tokenizer.count(sample.context)
         for method in todo:
-            outcome = run_method(method, sample, backend, plan.settings)
+            key = record_key(task, length, index, method)
+            # Continued only by the same sweep, sample and machine (the seconds measure its speed).
+            partial = Partial(folder.partial_path(key), {"config": config_id, "key": key,
+                                                         "context_sha256": _sha256(sample.context),
+                                                         "machine": run_info["machine"]})
+            outcome = run_method(method, sample, backend, plan.settings, partial=partial)
             yield make_record(sample, method, outcome, doc_tokens=doc_tokens, unit=get_task(task).unit,
                               config_id=config_id, run_info=run_info)
 
     def keep(record: dict[str, Any]) -> None:
         folder.append(record)
+        folder.drop_partial(record["key"])
         done.add(record["key"])
         result.ran += 1
         if on_result:
@@ -213,7 +223,7 @@ def _run_concurrently(jobs: Iterator[tuple[str, int, int, list[str]]],
     """Run ``jobs`` on ``workers`` daemon threads; records are kept (written) by the calling thread only.
 
     Daemon threads, not an executor: on Ctrl-C the calling thread stops at once and the in-flight samples
-    are dropped (they are not in the results file, so the next run does them again)."""
+    are dropped (they are not in the results file; the next run continues their traces)."""
     todo: queue.Queue[tuple[str, int, int, list[str]] | None] = queue.Queue()
     finished: queue.Queue[tuple[str, Any]] = queue.Queue()
     count = 0
@@ -243,6 +253,10 @@ def _run_concurrently(jobs: Iterator[tuple[str, int, int, list[str]]],
             keep(value)
         else:
             count -= 1
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def parse_list(text: str | Sequence[str]) -> list[str]:

@@ -143,8 +143,10 @@ def _describe(record: dict[str, Any]) -> str:
         prediction = " ".join(str(record.get("prediction") or "").split())
         prediction = prediction if len(prediction) <= 60 else prediction[:57] + "..."
         result = f"score {record['score']:.2f}  answer {prediction!r}"
+    resumed = record.get("resumed_at")
+    continued = f", continued at step {', '.join(str(step) for step in resumed)}" if resumed else ""
     return (f"{record['key']}: {result}  ({record['seconds']:.1f} s, {record['prompt_tokens']:,} prompt + "
-            f"{record['completion_tokens']:,} completion tokens)")
+            f"{record['completion_tokens']:,} completion tokens{continued})")
 
 
 def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[str], out: Path | None,
@@ -202,6 +204,9 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
             if records:
                 write_report(folder, records)
             env.err(f"interrupted: {len(records)} finished samples are saved in {folder}")
+            reading = ResultsFolder(folder).partial_dir
+            if reading.is_dir() and any(reading.iterdir()):
+                env.err("the sample being read keeps its steps so far, and continues from them")
             env.err("")
             env.err("hint: run the same command again to continue where it stopped")
             raise typer.Exit(int(ExitStatus.INTERRUPTED)) from None
