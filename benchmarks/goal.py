@@ -136,6 +136,10 @@ AT_50 = ("hqa50-acceptance", "hqa", 50, "at 50 documents")
 AT_NIAH_32K = ("niah", "niah-single", 32 * 1024, "at NIAH single-key 32K")
 
 
+def _samples(n: int) -> str:
+    return f"{n} sample{'' if n == 1 else 's'}"
+
+
 def _paired(results: Results, criterion: str, where: tuple[str, str, int, str], other: str,
             passes: Callable[[PairedDifference], bool]) -> Verdict:
     prefix, task, length, words = where
@@ -144,7 +148,7 @@ def _paired(results: Results, criterion: str, where: tuple[str, str, int, str], 
         return Verdict(criterion, "not measured", True, f"no samples of both methods {words}")
     r = pair.result
     short = min(results.required(task, length, NEW), results.required(task, length, other))
-    figures = (f"{_pts(r.difference)} points [{_pts(r.interval.low)}, {_pts(r.interval.high)}] on {r.n} samples; "
+    figures = (f"{_pts(r.difference)} points [{_pts(r.interval.low)}, {_pts(r.interval.high)}] on {_samples(r.n)}; "
                f"{r.a_better} samples to {r.b_better}, McNemar p = {r.p_value:.2g}")
     return Verdict(criterion, "met" if passes(r) else "not met", r.n < short, figures)
 
@@ -205,7 +209,7 @@ def faster(results: Results) -> Verdict:
     else:
         ratio = seconds[0] / seconds[1]
         figures = f"{ratio:.2f}× in seconds ({per_sample})"
-    figures += f", {tokens[0] / tokens[1]:.2f}× in tokens processed, on {len(common)} samples"
+    figures += f", {tokens[0] / tokens[1]:.2f}× in tokens processed, on {_samples(len(common))}"
     return Verdict(criterion, "met" if ratio <= MAX_TIME else "not met",
                    len(common) < results.required("hqa", 400, "overwrite"), figures)
 
