@@ -157,6 +157,12 @@ def test_the_summary_has_a_paired_table_and_json_with_intervals(tmp_path: Path) 
     assert (pair["b"], pair["n"], pair["a_better"], pair["b_better"]) == ("bm25", 10, 6, 0)
     assert pair["p_value"] == 2 / 64 and pair["test"] == "mcnemar-exact" and pair["interval"][0] > 0
 
+    # Two methods right on the same samples: the bootstrap has nothing to resample, and says no pair differs
+    # rather than print [+0, +0] as if the difference were known exactly.
+    same = records + [record("full", i, r) for i, r in enumerate(BM25)]
+    assert "| 50 | full context | BM25-RAG | 10 | 30.0 | 30.0 | +0.0 (no pair differs) | 0 | 0 | 1 |" \
+        in markdown(same, baseline="bm25")
+
 
 def test_the_whole_read_ratio_uses_the_prefill_rate_of_the_loop_s_step_calls() -> None:
     # The loop prefilled 10,000 tokens in 100 s (100 tokens/s); BM25's one short prompt ran at 1,000 tokens/s and

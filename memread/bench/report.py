@@ -32,7 +32,7 @@ from memread.bench.compare import Pair, pairs
 from memread.bench.methods import method_label as label_of
 from memread.bench.methods import method_names
 from memread.bench.results import SCORES, primary, rescore
-from memread.bench.stats import Interval, mean_interval
+from memread.bench.stats import Interval, PairedDifference, mean_interval
 
 COLOURS = {"overwrite": "#1f77b4", "gated": "#2ca02c", "callback": "#9467bd", "full": "#d62728",
            "bm25": "#ff7f0e", "closed-book": "#7f7f7f"}
@@ -230,6 +230,14 @@ def headline(cell: Cell) -> str:
     return f"{_pct(cell.accuracy)}{_ci(cell.interval('accuracy'))} ({bracket})"
 
 
+def _difference(r: PairedDifference) -> str:
+    """``+4.2 [-10, +19]``; when no pair differs the paired bootstrap has nothing to resample, and its [+0, +0]
+    would read as certainty: it says so instead."""
+    if not r.a_better and not r.b_better:
+        return f"{_signed(r.difference)} (no pair differs)"
+    return f"{_signed(r.difference)} [{_signed(r.interval.low, 0)}, {_signed(r.interval.high, 0)}]"
+
+
 def _signed(value: float, digits: int = 1) -> str:
     points = 100 * value
     if abs(points) < 0.5 * 10**-digits:
@@ -368,8 +376,7 @@ def _task_section(task: str, task_cells: list[Cell], task_pairs: list[Pair], bas
             test = "" if r.test == "mcnemar-exact" else " (sign)"
             lines.append(
                 f"| {length_label(pair.length, pair.unit)} | {method_label(pair.a)} | {method_label(pair.b)} | "
-                f"{r.n} | {_pct(r.mean_a)} | {_pct(r.mean_b)} | {_signed(r.difference)} "
-                f"[{_signed(r.interval.low, 0)}, {_signed(r.interval.high, 0)}] | {r.a_better} | {r.b_better} | "
+                f"{r.n} | {_pct(r.mean_a)} | {_pct(r.mean_b)} | {_difference(r)} | {r.a_better} | {r.b_better} | "
                 f"{_p(r.p_value)}{test} |")
         lines.append("")
     return lines
