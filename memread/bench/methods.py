@@ -207,6 +207,7 @@ def _run_loop(strategy: str, sample: Sample, backend: Backend, settings: LoopSet
     earlier: list[StepFinished] = []
     resume = _continuable(partial, sample, backend) if partial else None
     writer = None
+    start = 0
     if partial:
         writer = TraceWriter(partial.path, header={"bench": dict(partial.tag)}, resume=resume is not None)
         sinks.append(writer)
@@ -235,8 +236,8 @@ def _run_loop(strategy: str, sample: Sample, backend: Backend, settings: LoopSet
         kept=result.memory,
         steps=[{"chunk": s.chunk.index, "reply": s.reply, "summary": s.summary, "exit_reason": s.exit_reason}
                for s in steps],
-        resumed_at=_resumed_at(resume) if resume else None)
-    return outcome, _earlier_seconds(resume) if resume else 0.0
+        resumed_at=_resumed_at(resume, start) if resume else None)
+    return outcome, _earlier_seconds(resume, start) if resume else 0.0
 
 
 def _continuable(partial: Partial, sample: Sample, backend: Backend) -> Trace | None:
@@ -258,17 +259,16 @@ def _continuable(partial: Partial, sample: Sample, backend: Backend) -> Trace | 
     return trace
 
 
-def _resumed_at(trace: Trace) -> list[int]:
-    """The step each later session started from, and this one's."""
+def _resumed_at(trace: Trace, start: int) -> list[int]:
+    """The step each later session of ``trace`` started from, and ``start``, this one's."""
     sessions = [int(r["resumed_from_step"]) for r in trace.records
                 if r.get("type") == "resumed" and r.get("resumed_from_step") is not None]
-    return [*sessions, trace.resume_point().start_step]
+    return [*sessions, start]
 
 
-def _earlier_seconds(trace: Trace) -> float:
-    """Wall seconds the trace's sessions spent on the steps that count (from each session's start to its last
-    step kept): what an uninterrupted reading would have taken for them, less the lost step cut short."""
-    start = trace.resume_point().start_step
+def _earlier_seconds(trace: Trace, start: int) -> float:
+    """Wall seconds the trace's sessions spent on the steps before ``start`` (from each session's start to its
+    last step kept): what an uninterrupted reading would have taken for them, less the lost step cut short."""
     total = 0.0
     session_start = float(trace.header.get("t", 0.0))
     last: float | None = None

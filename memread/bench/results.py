@@ -148,6 +148,11 @@ def record_key(task: str, length: int, index: int, method: str) -> str:
     return f"{task}/{length}/{index}/{method}"
 
 
+def context_digest(sample: Sample) -> str:
+    """The sha256 of a sample's document: records keep it instead of the (third-party) text."""
+    return hashlib.sha256(sample.context.encode("utf-8")).hexdigest()
+
+
 def sample_digest(question: str, golds: Sequence[str], context_sha256: str) -> str:
     """One hash of what a sample is (question, golds, document): two records answered the same sample when
     their digests are equal, even when neither holds the text."""
@@ -168,7 +173,7 @@ def make_record(sample: Sample, method: str, outcome: Outcome, *, doc_tokens: in
                 config_id: str, run_info: dict[str, Any]) -> dict[str, Any]:
     scores = score(sample, outcome)
     main = scores[primary(sample.metric)]
-    context_sha256 = hashlib.sha256(sample.context.encode("utf-8")).hexdigest()
+    context_sha256 = context_digest(sample)
     return {
         "schema": SCHEMA,
         "key": record_key(sample.task, sample.length, sample.index, method),
@@ -343,8 +348,9 @@ class ResultsFolder:
         for path in (self.results, self.scores):
             self._heal_torn_tail(path)
         done = {r["key"] for r in self.records() if r.get("config") == config_id}
-        for key in done:  # a crash after a record was written, before its trace was removed
-            self.drop_partial(key)
+        if self.partial_dir.is_dir():  # a crash after a record was written, before its trace was removed
+            for key in done:
+                self.drop_partial(key)
         return config_id, done
 
     def _write_config(self, content: dict[str, Any]) -> None:

@@ -7,7 +7,6 @@ samples for every method. Nothing is printed: ``on_result`` receives each record
 
 from __future__ import annotations
 
-import hashlib
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -26,7 +25,7 @@ from memread.bench.methods import (
     run_method,
     settings_for,
 )
-from memread.bench.results import ResultsFolder, default_config, make_record, record_key
+from memread.bench.results import ResultsFolder, context_digest, default_config, make_record, record_key
 from memread.bench.tasks import build_sample, get_task
 from memread.cpu import this_cpu
 from memread.errors import UsageError
@@ -189,11 +188,11 @@ def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1
     def run_sample(task: str, length: int, index: int, todo: list[str]) -> Iterator[dict[str, Any]]:
         sample = build_sample(task, length, index, plan.data_seed, backend.tokenizer)
         doc_tokens = backend.tokenizer.count(sample.context)
+        context = context_digest(sample)
         for method in todo:
             key = record_key(task, length, index, method)
             # Continued only by the same sweep, sample and machine (the seconds measure its speed).
-            partial = Partial(folder.partial_path(key), {"config": config_id, "key": key,
-                                                         "context_sha256": _sha256(sample.context),
+            partial = Partial(folder.partial_path(key), {"config": config_id, "key": key, "context_sha256": context,
                                                          "machine": run_info["machine"]})
             outcome = run_method(method, sample, backend, plan.settings, partial=partial)
             yield make_record(sample, method, outcome, doc_tokens=doc_tokens, unit=get_task(task).unit,
@@ -253,10 +252,6 @@ def _run_concurrently(jobs: Iterator[tuple[str, int, int, list[str]]],
             keep(value)
         else:
             count -= 1
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def parse_list(text: str | Sequence[str]) -> list[str]:
