@@ -40,15 +40,29 @@ class RunReport:
         self.answers: dict[int, Answered] = {}
         self.warnings: list[Warned] = []
         self.sessions: list[RunFinished] = []  # one per session that ended cleanly (kill -9 leaves none)
+        # Each session's start time (None when the events came without times, as live ones do), whether it
+        # ended cleanly, and when its steps finished ((lane, step) -> (session, time)): a session that kill -9
+        # or a crash ended wrote no RunFinished, and its seconds are counted from its start to its last step kept.
+        self._starts: list[float | None] = []
+        self._ended: list[bool] = []
+        self._when: dict[tuple[int, int], tuple[int, float | None]] = {}
         for item in history:
-            self(item[1] if isinstance(item, tuple) else item)
+            if isinstance(item, tuple):
+                self._take(item[1], item[0])
+            else:
+                self._take(item, None)
 
     @property
     def finished(self) -> RunFinished | None:
         return self.sessions[-1] if self.sessions else None
 
     def __call__(self, event: Event) -> None:
+        self._take(event, None)
+
+    def _take(self, event: Event, when: float | None) -> None:
         if isinstance(event, RunStarted):
+            self._starts.append(when)
+            self._ended.append(False)
             if self.started is None:
                 self.started = event
             elif event.resumed_from_step is not None:
@@ -58,6 +72,7 @@ class RunReport:
                 self.exited = {lane: step for lane, step in self.exited.items() if step < start}
         elif isinstance(event, StepFinished):
             self.steps.setdefault(event.lane, []).append(event)
+            self._when[event.lane, event.step] = (len(self._starts) - 1, when)
         elif isinstance(event, LaneExited):
             self.exited[event.lane] = event.step
         elif isinstance(event, Answered):
@@ -66,6 +81,8 @@ class RunReport:
             self.warnings.append(event)
         elif isinstance(event, RunFinished):
             self.sessions.append(event)
+            if self._ended:
+                self._ended[-1] = True
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> RunReport:
@@ -77,7 +94,30 @@ class RunReport:
     @classmethod
     def from_trace(cls, trace: Any) -> RunReport:
         """The report of a saved run (all sessions of a resumed run)."""
-        return cls.from_events(event for _, event in trace.events())
+        return cls(history=trace.events())
+
+    def _seconds(self) -> tuple[float, float] | None:
+        """(wall, model) seconds of the run, summed over its sessions: a clean end's own figures; a session
+        with no RunFinished (kill -9, a crash, still running) from its start to its last step kept, and the
+        model calls of those steps (lanes read a step in one batch: its longest call). None when no session
+        says anything (events without times, and none ended cleanly)."""
+        wall = sum(f.wall_seconds for f in self.sessions)
+        model = sum(f.model_seconds for f in self.sessions)
+        known = bool(self.sessions)
+        last: dict[int, float] = {}
+        calls: dict[tuple[int, int], float] = {}
+        for lane_steps in self.steps.values():
+            for step in lane_steps:
+                session, when = self._when.get((step.lane, step.step), (-1, None))
+                if session < 0 or self._ended[session] or when is None or self._starts[session] is None:
+                    continue
+                last[session] = max(last.get(session, when), when)
+                calls[session, step.step] = max(calls.get((session, step.step), 0.0), step.seconds)
+        for session, when in last.items():
+            wall += max(0.0, when - (self._starts[session] or when))
+            known = True
+        model += sum(calls.values())
+        return (wall, model) if known else None
 
     def _chunks_read(self) -> int:
         """Distinct chunks the run read: its steps less those that read a chunk an earlier step read (a strategy
@@ -118,6 +158,7 @@ class RunReport:
         finished = self.finished
         first = lanes[0] if lanes else {}
         chunks_read = self._chunks_read()
+        seconds = self._seconds()
         return {
             "version": RESULT_VERSION,
             "memread_version": __version__,
@@ -137,8 +178,8 @@ class RunReport:
                 "chunks_read": chunks_read,
                 "prompt_tokens": sum(lane["prompt_tokens"] for lane in lanes),
                 "completion_tokens": sum(lane["completion_tokens"] for lane in lanes),
-                "wall_seconds": round(sum(f.wall_seconds for f in self.sessions), 3) if self.sessions else None,
-                "model_seconds": round(sum(f.model_seconds for f in self.sessions), 3) if self.sessions else None,
+                "wall_seconds": round(seconds[0], 3) if seconds else None,
+                "model_seconds": round(seconds[1], 3) if seconds else None,
             },
             "trace": trace_path,
             "warnings": [{"message": w.message, "lane": w.lane, "step": w.step} for w in self.warnings],

@@ -89,6 +89,29 @@ def test_a_resumed_run_reports_the_whole_run_once(tmp_path):
         assert result["stats"]["prompt_tokens"] == straight["stats"]["prompt_tokens"]
 
 
+def test_a_session_killed_without_a_clean_end_still_counts_its_seconds():
+    """kill -9 writes no RunFinished: the session counts from its start to its last step kept (not the step
+    the crash cut short, which the next session redoes), and its model seconds are those steps' calls."""
+    from dataclasses import replace
+
+    from memread.events import StepFinished
+
+    full = synthetic_run.events()
+    crash = next(i for i, e in enumerate(full) if isinstance(e, StepFinished) and e.step == 2) + 1
+    first = [(100.0 + 10 * (getattr(e, "step", None) or 0), e) for e in full[:crash]]  # step s ends at 100+10s
+    killed = RunReport(history=first).result()
+    assert killed["status"] == "interrupted"
+    assert killed["stats"]["wall_seconds"] == 20.0  # lane 0's step 2 at 120 is kept while no session redoes it
+    assert killed["stats"]["model_seconds"] == 1.5  # steps 0, 1, 2: two lanes in one batch, 0.5 s a step
+    resumed = RunReport(history=first)
+    for event in [replace(full[0], resumed_from_step=2)] + [e for e in full[1:] if getattr(e, "step", 2) is None
+                                                            or getattr(e, "step", 2) >= 2]:
+        resumed(event)
+    stats = resumed.result()["stats"]
+    assert (stats["wall_seconds"], stats["model_seconds"]) == (9.5 + 10.0, 8.6 + 1.0)  # + steps 0 and 1
+    assert RunReport.from_events(event for _, event in first).result()["stats"]["wall_seconds"] is None
+
+
 @pytest.mark.model
 def test_memread_ask_json_on_a_real_model_prints_one_valid_object(smollm2_path, tmp_path):
     """`memread ask --json` in a pipe: stdout is exactly one JSON object of the documented shape; stderr
