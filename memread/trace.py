@@ -276,10 +276,13 @@ class Trace:
                 for r in self.records if r.get("type") == "step_started"}
 
     def events(self) -> Iterator[tuple[float, Event]]:
-        """(wall time, event) for every record, starting with the RunStarted rebuilt from the header."""
+        """(wall time, event) for every record, starting with the RunStarted rebuilt from the header; each later
+        session starts with its own (``resumed_from_step`` set), so a reader sees where sessions begin."""
         yield float(self.header.get("t", 0.0)), self.run_started()
         chunks = self.chunks()
         for record in self.effective_records():
+            if record.get("type") == "resumed":
+                record = {**self.header, **record, "type": "run_started"}
             event = record_to_event(record, chunks)
             if event is not None:
                 yield float(record.get("t", 0.0)), event

@@ -112,6 +112,61 @@ def test_a_session_killed_without_a_clean_end_still_counts_its_seconds():
     assert RunReport.from_events(event for _, event in first).result()["stats"]["wall_seconds"] is None
 
 
+def test_the_report_of_a_trace_killed_and_resumed_counts_both_sessions_time(tmp_path, monkeypatch):
+    """Through a real trace file: the `resumed` record marks where the second session began."""
+    from dataclasses import replace
+
+    import memread.trace_records
+    from memread.events import StepFinished
+
+    clock = iter(range(100, 10_000, 5))  # every record 5 s after the one before
+    monkeypatch.setattr(memread.trace_records.time, "time", lambda: float(next(clock)))
+    full = synthetic_run.events()
+    crash = next(i for i, e in enumerate(full) if isinstance(e, StepFinished) and e.step == 2) + 1
+    path = tmp_path / "killed.jsonl"
+    writer = TraceWriter(path)
+    for event in full[:crash]:
+        writer(event)
+    writer.close()  # no run_finished: as kill -9 leaves it
+    trace = read_trace(path)
+    last_kept = max(r["t"] for r in trace.records if r["type"] == "step_finished" and r["step"] < 2)
+    writer = TraceWriter(path, resume=True)
+    for event in [replace(full[0], resumed_from_step=2)] + [e for e in full[1:] if getattr(e, "step", 2) is None
+                                                            or getattr(e, "step", 2) >= 2]:
+        writer(event)
+    writer.close()
+    stats = RunReport.from_trace(read_trace(path)).result()["stats"]
+    assert stats["wall_seconds"] == last_kept - trace.header["t"] + 9.5
+    assert stats["model_seconds"] == 8.6 + 1.0
+
+
+def test_the_summary_line_of_a_resumed_run_counts_the_whole_run_once():
+    """The line printed at the end of `memread resume` says the whole run's tokens and time (RunFinished has
+    its last session's), counting the step the crash cut short once."""
+    from dataclasses import replace
+
+    from memread.cli.viewstate import ViewState, stats_line
+    from memread.events import RunFinished, StepFinished
+
+    full = synthetic_run.events()
+    straight = ViewState(total=5)
+    for at, event in enumerate(full):
+        straight.apply(event, float(at))
+    crash = next(i for i, e in enumerate(full) if isinstance(e, StepFinished) and e.step == 2) + 1
+    state = ViewState(total=5)
+    for event in full[:crash]:  # as `memread resume` gives the view the trace: step s ends at 100 + 10 s
+        state.apply(event, 100.0 + 10 * (getattr(event, "step", None) or 0))
+    second = [replace(full[0], resumed_from_step=2)] + [e for e in full[1:] if getattr(e, "step", 2) is None
+                                                        or getattr(e, "step", 2) >= 2]
+    for at, event in enumerate(second):
+        state.apply(event, 200.0 + at)
+    assert isinstance(second[-1], RunFinished) and second[-1].wall_seconds == 9.5
+    assert (state.prompt_tokens, state.completion_tokens) == (straight.prompt_tokens, straight.completion_tokens)
+    assert stats_line(state) == (f"5 chunks · {straight.prompt_tokens:,} prompt + {straight.completion_tokens}"
+                                 " generated tokens · 20s (10s in the model) in 2 sessions")  # 9.5 + 10 s, 8.6 + 1
+    assert stats_line(straight).endswith(" · 10s (9s in the model)")
+
+
 @pytest.mark.model
 def test_memread_ask_json_on_a_real_model_prints_one_valid_object(smollm2_path, tmp_path):
     """`memread ask --json` in a pipe: stdout is exactly one JSON object of the documented shape; stderr

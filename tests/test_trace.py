@@ -8,13 +8,14 @@ import stat
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import synthetic_run
 
 from memread.errors import TraceError
-from memread.events import RunFinished, StepFinished
+from memread.events import RunFinished, RunStarted, StepFinished
 from memread.trace import (
     TraceWriter,
     check_resume,
@@ -205,7 +206,10 @@ def test_a_step_cut_short_by_a_crash_is_replaced_by_its_redo_after_resume(tmp_pa
     trace = read_trace(path)
     assert [s.step for s in trace.steps(lane=0)] == [0, 1, 2, 3, 4]
     assert trace.records[[r["type"] for r in trace.records].index("resumed")]["resumed_from_step"] == 2
-    assert [e for _, e in trace.events()] == full
+    events = [e for _, e in trace.events()]
+    resumed = [i for i, e in enumerate(events) if isinstance(e, RunStarted) and e.resumed_from_step == 2]
+    assert resumed == [7] and events[7] == replace(full[0], resumed_from_step=2)  # where the session began
+    assert events[:7] + events[8:] == full  # the step cut short gives way to its redo
 
 
 # --- with the real loop (scripted fake backend) -----------------------------------------------------------

@@ -106,6 +106,11 @@ class ViewState:
     focus: int = 0  # the lane that changed last (shown in full when lanes are many)
     finished: RunFinished | None = None
     indexed: Indexed | None = None  # how far a strategy that indexes the whole document first has got
+    # Each session's start (a resumed run has several) and each finished step kept, (lane, step) -> (session,
+    # prompt tokens, completion tokens, model seconds, when): a step a crash cut short is forgotten when the
+    # next session redoes it, so the run's figures count it once.
+    session_starts: list[float] = field(default_factory=list)
+    kept: dict[tuple[int, int], tuple[int, int, int, float, float]] = field(default_factory=dict)
 
     def apply(self, event: Event, at: float) -> None:
         """Update from one event that happened at wall time ``at``."""
@@ -113,6 +118,7 @@ class ViewState:
         if isinstance(event, RunStarted):
             if self.started_at is None or event.resumed_from_step is not None:
                 self.started_at = at
+                self.session_starts.append(at)
             self.run_id, self.document, self.model = event.run_id, event.document, event.model
             self.backend, self.strategy, self.settings = event.backend, event.strategy, dict(event.settings)
             self.resumed_from = event.resumed_from_step
@@ -150,6 +156,10 @@ class ViewState:
     def _forget_from(self, step: int) -> None:
         """A resumed run redoes the step a crash cut short: what was seen of it and after it does not count."""
         _forget_reads(self.first_read, self.again, step)
+        for key in [key for key in self.kept if key[1] >= step]:
+            _, prompt, completion, _, _ = self.kept.pop(key)
+            self.prompt_tokens -= prompt
+            self.completion_tokens -= completion
         for view in self.lanes:
             _forget_reads(view.read, view.again, step)
             view.steps = len(view.read) + len(view.again)
@@ -171,6 +181,8 @@ class ViewState:
             self.focus = event.lane
         self.prompt_tokens += event.prompt_tokens
         self.completion_tokens += event.completion_tokens
+        self.kept[event.lane, event.step] = (len(self.session_starts) - 1, event.prompt_tokens,
+                                             event.completion_tokens, event.seconds, at)
         self.tokens_this_step += event.prompt_tokens + event.completion_tokens
         prompt_seconds = event.prompt_seconds  # not every backend reports prefill time
         if prompt_seconds:
@@ -189,6 +201,20 @@ class ViewState:
     @property
     def elapsed(self) -> float:
         return max(self.now - self.started_at, 0.0) if self.started_at is not None else 0.0
+
+    def earlier_seconds(self) -> tuple[float, float]:
+        """(wall, model) seconds of a resumed run's earlier sessions: each from its start to its last step kept
+        (kill -9 leaves no end; the step it cut short is redone), and the model calls of those steps (lanes read
+        a step in one batch: its longest call)."""
+        current = len(self.session_starts) - 1
+        last: dict[int, float] = {}
+        calls: dict[tuple[int, int], float] = {}
+        for (_, step), (session, _, _, seconds, at) in self.kept.items():
+            if 0 <= session < current:
+                last[session] = max(last.get(session, at), at)
+                calls[session, step] = max(calls.get((session, step), 0.0), seconds)
+        wall = sum(max(at - self.session_starts[session], 0.0) for session, at in last.items())
+        return wall, sum(calls.values())
 
     def seconds_per_step(self) -> float | None:
         recent = self.step_walls[-_RATE_WINDOW:]
@@ -379,13 +405,19 @@ def stats_line(state: ViewState) -> str:
     # and of this session only when the run resumed.
     chunks = state.chunks_done if state.steps_done or finished is None else finished.chunks_read
     again = state.reads_again(state.steps_done)
-    prompt = finished.prompt_tokens if finished else state.prompt_tokens
-    completion = finished.completion_tokens if finished else state.completion_tokens
-    wall = finished.wall_seconds if finished else state.elapsed
+    sessions = len(state.session_starts)
+    # A resumed run's figures are the whole run's (RunFinished's are its last session's): the tokens of the
+    # steps kept and the earlier sessions' time, so "40 chunks" does not stand beside the last 10's time.
+    prompt = finished.prompt_tokens if finished and sessions < 2 else state.prompt_tokens
+    completion = finished.completion_tokens if finished and sessions < 2 else state.completion_tokens
+    earlier_wall, earlier_model = state.earlier_seconds() if sessions > 1 else (0.0, 0.0)
+    wall = earlier_wall + (finished.wall_seconds if finished else state.elapsed)
     parts = [f"{chunks} chunk{'s' if chunks != 1 else ''}" + (f" ({again} read again)" if again else ""),
              f"{prompt:,} prompt + {completion:,} generated tokens", duration(wall)]
     if finished is not None and finished.model_seconds:
-        parts[-1] += f" ({duration(finished.model_seconds)} in the model)"
+        parts[-1] += f" ({duration(earlier_model + finished.model_seconds)} in the model)"
+    if sessions > 1:
+        parts[-1] += f" in {sessions} sessions"
     if finished is not None and finished.status != "ok":
         parts.insert(0, finished.status)
     return " · ".join(parts)
