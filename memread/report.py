@@ -97,27 +97,19 @@ class RunReport:
         return cls(history=trace.events())
 
     def _seconds(self) -> tuple[float, float] | None:
-        """(wall, model) seconds of the run, summed over its sessions: a clean end's own figures; a session
-        with no RunFinished (kill -9, a crash, still running) from its start to its last step kept, and the
-        model calls of those steps (lanes read a step in one batch: its longest call). None when no session
-        says anything (events without times, and none ended cleanly)."""
-        wall = sum(f.wall_seconds for f in self.sessions)
-        model = sum(f.model_seconds for f in self.sessions)
-        known = bool(self.sessions)
-        last: dict[int, float] = {}
-        calls: dict[tuple[int, int], float] = {}
+        """(wall, model) seconds of the run, summed over its sessions: a clean end's own figures, the others'
+        by :func:`kept_steps_seconds`. None when no session says anything (none ended, no step with a time)."""
+        unended = []
         for lane_steps in self.steps.values():
             for step in lane_steps:
                 session, when = self._when.get((step.lane, step.step), (-1, None))
-                if session < 0 or self._ended[session] or when is None or self._starts[session] is None:
-                    continue
-                last[session] = max(last.get(session, when), when)
-                calls[session, step.step] = max(calls.get((session, step.step), 0.0), step.seconds)
-        for session, when in last.items():
-            wall += max(0.0, when - (self._starts[session] or when))
-            known = True
-        model += sum(calls.values())
-        return (wall, model) if known else None
+                start = self._starts[session] if session >= 0 else None
+                if start is not None and when is not None and not self._ended[session]:
+                    unended.append((session, step.step, step.seconds, when - start))
+        if not self.sessions and not unended:
+            return None
+        wall, model = kept_steps_seconds(unended)
+        return wall + sum(f.wall_seconds for f in self.sessions), model + sum(f.model_seconds for f in self.sessions)
 
     def _chunks_read(self) -> int:
         """Distinct chunks the run read: its steps less those that read a chunk an earlier step read (a strategy
@@ -185,6 +177,19 @@ class RunReport:
             "warnings": [{"message": w.message, "lane": w.lane, "step": w.step} for w in self.warnings],
             "error": error if error is not None else (finished.error if finished else None),
         }
+
+
+def kept_steps_seconds(steps: Iterable[tuple[int, int, float, float]]) -> tuple[float, float]:
+    """(wall, model) seconds of sessions that wrote no RunFinished (kill -9, a crash, still going), from their
+    steps kept, each ``(session, step, model seconds, seconds since its session began)``: a session lasted
+    until its last step kept (the step it cut short is redone by the next), and its model time is those steps'
+    calls (the lanes of a step share one batch: its longest call)."""
+    last: dict[int, float] = {}
+    calls: dict[tuple[int, int], float] = {}
+    for session, step, seconds, since in steps:
+        last[session] = max(last.get(session, 0.0), since)
+        calls[session, step] = max(calls.get((session, step), 0.0), seconds)
+    return sum(last.values()), sum(calls.values())
 
 
 _SPAN = {

@@ -32,8 +32,9 @@ from memread.backends.base import Backend, ChatRequest, Completion, Message
 from memread.bench.tasks import Sample
 from memread.document import Document, Provenance, Segment
 from memread.errors import BackendError, UsageError
-from memread.events import Answered, Event, RunFinished, StepFinished
+from memread.events import Answered, Event, RunFinished, RunStarted, StepFinished
 from memread.recall import Hit, TextIndex
+from memread.report import kept_steps_seconds
 from memread.settings import CHUNK_TOKENS
 from memread.settings import Settings as LoopSettings
 from memread.strategies import strategy_class, strategy_names
@@ -269,16 +270,13 @@ def _resumed_at(trace: Trace, start: int) -> list[int]:
 def _earlier_seconds(trace: Trace, start: int) -> float:
     """Wall seconds the trace's sessions spent on the steps before ``start`` (from each session's start to its
     last step kept): what an uninterrupted reading would have taken for them, less the lost step cut short."""
-    total = 0.0
-    session_start = float(trace.header.get("t", 0.0))
-    last: float | None = None
-    for record in trace.effective_records():
-        if record.get("type") == "resumed":
-            total += (last - session_start) if last is not None else 0.0
-            session_start, last = float(record.get("t", 0.0)), None
-        elif record.get("type") == "step_finished" and int(record.get("step", -1)) < start:
-            last = float(record.get("t", 0.0))
-    return total + ((last - session_start) if last is not None else 0.0)
+    session, begun, kept = -1, 0.0, []
+    for at, event in trace.events():
+        if isinstance(event, RunStarted):
+            session, begun = session + 1, at
+        elif isinstance(event, StepFinished) and event.step < start:
+            kept.append((session, event.step, event.seconds, at - begun))
+    return kept_steps_seconds(kept)[0]
 
 
 def _one_call(prompt: str, backend: Backend, settings: LoopSettings) -> tuple[Outcome, Completion | None]:

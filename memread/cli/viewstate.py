@@ -24,6 +24,7 @@ from memread.events import (
     Warned,
     note_read,
 )
+from memread.report import kept_steps_seconds
 from memread.settings import read_limit
 
 # Said when an exit gate stopped reading before the end: a "list all" question needs every chunk.
@@ -203,18 +204,12 @@ class ViewState:
         return max(self.now - self.started_at, 0.0) if self.started_at is not None else 0.0
 
     def earlier_seconds(self) -> tuple[float, float]:
-        """(wall, model) seconds of a resumed run's earlier sessions: each from its start to its last step kept
-        (kill -9 leaves no end; the step it cut short is redone), and the model calls of those steps (lanes read
-        a step in one batch: its longest call)."""
+        """(wall, model) seconds of a resumed run's earlier sessions, each until its last step kept (the view
+        is given a trace's events without their RunFinished)."""
         current = len(self.session_starts) - 1
-        last: dict[int, float] = {}
-        calls: dict[tuple[int, int], float] = {}
-        for (_, step), (session, _, _, seconds, at) in self.kept.items():
-            if 0 <= session < current:
-                last[session] = max(last.get(session, at), at)
-                calls[session, step] = max(calls.get((session, step), 0.0), seconds)
-        wall = sum(max(at - self.session_starts[session], 0.0) for session, at in last.items())
-        return wall, sum(calls.values())
+        return kept_steps_seconds((session, step, seconds, at - self.session_starts[session])
+                                  for (_, step), (session, _, _, seconds, at) in self.kept.items()
+                                  if 0 <= session < current)
 
     def seconds_per_step(self) -> float | None:
         recent = self.step_walls[-_RATE_WINDOW:]
