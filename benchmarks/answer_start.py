@@ -96,7 +96,7 @@ def main() -> int:
 
 def report(rows: dict[tuple[str, str], dict[str, Any]], methods: list[str], folder: Path) -> str:
     lines = [f"Final call re-asked on the kept text of `{folder.name}` (lenient accuracy, %, 95 % Wilson interval; "
-             "paired: begun − model begins, 95 % paired bootstrap, exact McNemar p).", "",
+             "paired: begun − model begins, 95 % Newcombe paired interval, exact McNemar p).", "",
              "| method | n | model begins: boxed | accuracy | whole reply | reproduced | begun `\\boxed{`: accuracy "
              "| paired difference |", "|---|---|---|---|---|---|---|---|"]
     for method in methods:

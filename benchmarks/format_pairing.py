@@ -4,7 +4,7 @@ Reads two `memread bench` results folders made with the same methods, tasks and 
 `--model` (e.g. Qwen2.5-Coder-1.5B as published, Q4_K_M, and its Q4_0 conversion), pairs their records by
 sample and method, and writes a markdown table: for the primary score (lenient, on the boxed answer), the
 whole-reply score (lenient on the raw reply, blind to a dropped ``\\boxed{}``) and F1, each format's mean, the
-paired difference B − A with its 95 % bootstrap interval and the exact McNemar/sign test; then how often the
+paired difference B − A with its 95 % interval (Newcombe / bootstrap) and the exact McNemar/sign test; then how often the
 two formats gave the same boxed answer (or both none) and the same reply word for word, the unboxed counts, and seconds per sample.
 
     python benchmarks/format_pairing.py benchmarks/results/bench/hqa50-qwen2.5-coder-1.5b \\
@@ -53,7 +53,7 @@ def report(a_folder: Path, b_folder: Path) -> str:
     b_model, b_cells = load(b_folder)
     lines = [f"# {b_model} against {a_model}, paired on the same samples", "",
              f"A = `{a_folder}` ({a_model}), B = `{b_folder}` ({b_model}). Differences are B − A in points, with "
-             "their 95 % paired-bootstrap interval; p is the exact McNemar test (sign test for F1).", "",
+             "their 95 % paired interval (Newcombe's for 0/1 scores, a paired bootstrap for F1); p is the exact McNemar test (sign test for F1).", "",
              "| task | length | method | n | score | A % | B % | B − A [95 %] | B better | A better | p |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     agreement = ["", "| task | length | method | n | same answer | same reply | unboxed A | unboxed B | s/sample A | "

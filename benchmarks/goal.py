@@ -148,11 +148,9 @@ def _paired(results: Results, criterion: str, where: tuple[str, str, int, str], 
         return Verdict(criterion, "not measured", True, f"no samples of both methods {words}")
     r = pair.result
     short = min(results.required(task, length, NEW), results.required(task, length, other))
-    if r.a_better or r.b_better:
-        figures = (f"{_pts(r.difference)} points [{_pts(r.interval.low)}, {_pts(r.interval.high)}] on {_samples(r.n)}; "
-                   f"{_samples(r.a_better)} to {r.b_better}, McNemar p = {r.p_value:.2g}")
-    else:  # the paired bootstrap has nothing to resample: no interval, rather than a [+0.0, +0.0]
-        figures = f"{_pts(r.difference)} points on {_samples(r.n)}, no pair differs (McNemar p = 1)"
+    split = f"{_samples(r.a_better)} to {r.b_better}" if r.a_better or r.b_better else "no pair differs"
+    figures = (f"{_pts(r.difference)} points [{_pts(r.interval.low)}, {_pts(r.interval.high)}] on {_samples(r.n)}; "
+               f"{split}, McNemar p = {r.p_value:.2g}")
     return Verdict(criterion, "met" if passes(r) else "not met", r.n < short, figures)
 
 

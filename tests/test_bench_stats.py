@@ -18,7 +18,7 @@ import pytest
 from memread.bench.compare import combine, pairs
 from memread.bench.report import build, cells, headline, markdown, prefill_rate, summary, write_report
 from memread.bench.results import ResultsFolder, compare_configs
-from memread.bench.stats import bootstrap_mean, mean_interval, paired, sign_test, wilson
+from memread.bench.stats import bootstrap_mean, mean_interval, newcombe_paired, paired, sign_test, wilson
 from memread.errors import UsageError
 from memread.loop import LoopSettings
 from tests.cli_runner import run_memread
@@ -75,12 +75,28 @@ def test_a_paired_difference_counts_discordant_samples_and_resamples_pairs_toget
     assert (result.n, result.a_better, result.b_better) == (8, 4, 1)
     assert result.difference == pytest.approx(3 / 8) and result.mean_a == 0.75 and result.mean_b == 0.375
     assert result.p_value == 2 * (1 + 5) / 32 and result.test == "mcnemar-exact"
-    assert result.interval.low <= 3 / 8 <= result.interval.high
+    assert result.interval.low <= 3 / 8 <= result.interval.high and result.interval.method == "newcombe"
     # Every pair moves together: with A always exactly B + 0.25 the interval is a single point.
-    same = paired([0.5, 0.75, 1.0], [0.25, 0.5, 0.75], seed="q")
+    same = paired([0.5, 0.75, 1.0], [0.25, 0.5, 0.75], seed="q")  # scores between 0 and 1: the bootstrap
     assert same.interval.to_list() == pytest.approx([0.25, 0.25]) and same.test == "sign-exact"
+    assert same.interval.method == "bootstrap"
     with pytest.raises(ValueError):
         paired([1.0], [1.0, 0.0], seed="r")
+
+
+def test_newcombe_s_paired_interval_matches_the_published_figures() -> None:
+    # Fagerland, Lydersen & Laake, "Statistical Analysis of Contingency Tables" (2017), ch. 8: Cavo et al. (2012),
+    # 59 both, 6 and 16 discordant, 80 neither: −0.0621 (95 % CI −0.1186 to −0.0046), as their R package tests it.
+    cavo = newcombe_paired(59, 6, 16, 80)
+    assert (cavo.low, cavo.high) == (pytest.approx(-0.1186, abs=5e-5), pytest.approx(-0.0046, abs=5e-5))
+    # Every differing pair one way (2 to 0 of 7): the interval still reaches below 0, as p = 0.5 says it should;
+    # no pair differs: it is not empty.
+    assert newcombe_paired(3, 2, 0, 2).low < 0 < newcombe_paired(3, 2, 0, 2).high
+    ties = newcombe_paired(3, 0, 0, 7)
+    assert ties.low == pytest.approx(-ties.high) and ties.high > 0.15
+    # A right on all 3, B on none: the two Wilson intervals' margins square-added (phi is 0: a margin is empty).
+    assert newcombe_paired(0, 3, 0, 0).to_list() == [pytest.approx(1 - math.hypot(1 - wilson(3, 3).low,
+                                                                             wilson(0, 3).high)), 1.0]
 
 
 # --- synthetic records ---------------------------------------------------------------------------------------
@@ -157,10 +173,10 @@ def test_the_summary_has_a_paired_table_and_json_with_intervals(tmp_path: Path) 
     assert (pair["b"], pair["n"], pair["a_better"], pair["b_better"]) == ("bm25", 10, 6, 0)
     assert pair["p_value"] == 2 / 64 and pair["test"] == "mcnemar-exact" and pair["interval"][0] > 0
 
-    # Two methods right on the same samples: the bootstrap has nothing to resample, and says no pair differs
-    # rather than print [+0, +0] as if the difference were known exactly.
+    # Two methods right on the same samples: Newcombe's interval still says how little 10 samples tell (a
+    # bootstrap would have nothing to resample and print [+0, +0], as if the difference were known exactly).
     same = records + [record("full", i, r) for i, r in enumerate(BM25)]
-    assert "| 50 | full context | BM25-RAG | 10 | 30.0 | 30.0 | +0.0 (no pair differs) | 0 | 0 | 1 |" \
+    assert "| 50 | full context | BM25-RAG | 10 | 30.0 | 30.0 | +0.0 [−20, +20] | 0 | 0 | 1 |" \
         in markdown(same, baseline="bm25")
 
 

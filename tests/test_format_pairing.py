@@ -32,7 +32,7 @@ def test_the_formats_are_paired_by_sample_on_the_boxed_answer_and_the_whole_repl
     rows = {line.split(" | ")[4]: line for line in text.splitlines() if line.startswith("| hqa | 50 | bm25 | 8 | ")}
     assert "| 50.0 | 37.5 | −12.5 [" in rows["lenient (boxed answer)"] and rows["lenient (boxed answer)"].endswith(
         "| 0 | 1 | 1 |")
-    assert "| 50.0 | 50.0 | +0.0 [+0.0, +0.0] | 0 | 0 | 1 |" in rows["lenient of the whole reply"]
+    assert "| 50.0 | 50.0 | +0.0 [−20.1, +20.1] | 0 | 0 | 1 |" in rows["lenient of the whole reply"]  # Newcombe
     assert "| hqa | 50 | bm25 | 8 | 7 | 7 | 0 | 1 | 10.0 | 10.0 |" in text  # same answer, same reply, unboxed, s
 
 

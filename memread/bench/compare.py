@@ -102,7 +102,7 @@ class Pair:
         r = self.result
         return {"task": self.task, "length": self.length, "unit": self.unit, "metric": self.metric,
                 "a": self.a, "b": self.b, "n": r.n, "a_mean": r.mean_a, "b_mean": r.mean_b,
-                "difference": r.difference, "interval": r.interval.to_list(), "interval_method": "paired-bootstrap",
+                "difference": r.difference, "interval": r.interval.to_list(), "interval_method": "newcombe" if r.interval.method == "newcombe" else "paired-bootstrap",
                 "a_better": r.a_better, "b_better": r.b_better, "p_value": r.p_value, "test": r.test}
 
 

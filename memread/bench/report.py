@@ -231,9 +231,10 @@ def headline(cell: Cell) -> str:
 
 
 def _difference(r: PairedDifference) -> str:
-    """``+4.2 [-10, +19]``; when no pair differs the paired bootstrap has nothing to resample, and its [+0, +0]
-    would read as certainty: it says so instead."""
-    if not r.a_better and not r.b_better:
+    """``+4.2 [-10, +19]``; when no pair differs a paired bootstrap (scores between 0 and 1) has nothing to
+    resample, and its [+0, +0] would read as certainty: it says so instead. Newcombe's interval (0/1 scores)
+    is honest there too."""
+    if not r.a_better and not r.b_better and r.interval.method != "newcombe":
         return f"{_signed(r.difference)} (no pair differs)"
     return f"{_signed(r.difference)} [{_signed(r.interval.low, 0)}, {_signed(r.interval.high, 0)}]"
 
@@ -365,7 +366,8 @@ def _task_section(task: str, task_cells: list[Cell], task_pairs: list[Pair], bas
     if task_pairs:
         against = f" against {method_label(baseline)}" if baseline else ""
         lines += [f"Paired differences{against} ({score_name}, points, A − B on the samples both finished; "
-                  "95 % paired-bootstrap interval; A > B and B > A count the samples where one scored higher, "
+                  "95 % interval: Newcombe's square-and-add for paired 0/1 scores, else a paired bootstrap; "
+                  "A > B and B > A count the samples where one scored higher, "
                   "i.e. right while the other was wrong for 0/1 scores; p: exact two-sided McNemar test on those "
                   "discordant samples (sign test for scores between 0 and 1), not adjusted for the number of "
                   "pairs):", "",
@@ -451,7 +453,7 @@ def summary(report: Report) -> dict[str, Any]:
         "unboxed": "a final reply with no extracted answer scores 0 on every score but whole_reply",
         "intervals": "95 %: Wilson score for 0/1 scores, else percentile bootstrap of the mean (10,000 resamples)",
         "cells": [c.to_dict() for c in report.cells],
-        "paired": {"baseline": report.baseline, "score": "primary", "interval": "paired bootstrap, 95 %",
+        "paired": {"baseline": report.baseline, "score": "primary", "interval": "95 %: Newcombe's square-and-add (method 10) for 0/1 scores, else paired bootstrap",
                    "test": "exact two-sided McNemar (0/1 scores) or sign test", "pairs": [p.to_dict() for p in report.pairs]},
     }
     if any(source is not None for source, machine in report.rates if machine is None):

@@ -5,10 +5,10 @@
   not empty at 0 or n successes, which matters at the small n a CPU can afford.
 * :func:`bootstrap_mean` — a percentile bootstrap interval of a mean (F1, recall of several values), with a
   seeded generator so the same records give the same interval on every run and machine.
-* :func:`paired` — the difference between two methods on the same samples: its mean, a paired bootstrap
-  interval (pairs resampled together), and an exact two-sided sign test on the pairs that differ. For 0/1
-  scores that test is McNemar's exact test (b = A right and B wrong, c = the reverse; under "no
-  difference" each discordant pair is a fair coin flip).
+* :func:`paired` — the difference between two methods on the same samples: its mean, a 95 % interval
+  (:func:`newcombe_paired` for 0/1 scores, else a paired bootstrap: pairs resampled together), and an exact
+  two-sided sign test on the pairs that differ. For 0/1 scores that test is McNemar's exact test (b = A right
+  and B wrong, c = the reverse; under "no difference" each discordant pair is a fair coin flip).
 
 Seeds are strings (``random.Random`` hashes them with SHA-512), so an interval depends on the data and the
 name of what it belongs to, not on the order in which a report computes its cells.
@@ -81,6 +81,30 @@ def mean_interval(values: Sequence[float], *, seed: str) -> Interval | None:
     return bootstrap_mean(values, seed=seed)
 
 
+def newcombe_paired(both: int, a_only: int, b_only: int, neither: int, z: float = Z95) -> Interval:
+    """Newcombe's square-and-add interval for p_a − p_b of two 0/1 scores on the same samples (method 10 of
+    Newcombe, Stat. Med. 17:2635, 1998): each proportion's Wilson interval, combined with the correlation of
+    the pairs (phi, shrunk towards 0 by N/2 when positive, as the method has it). Unlike a bootstrap it is not
+    empty when no pair differs, nor pinned at 0 when every differing pair goes one way: at the n this CPU can
+    afford both would read as certainty."""
+    n = both + a_only + b_only + neither
+    if n < 1:
+        raise ValueError("a paired difference needs at least one pair")
+    right_a, right_b = both + a_only, both + b_only
+    p_a, p_b = right_a / n, right_b / n
+    low_a, high_a = wilson(right_a, n, z).to_list()
+    low_b, high_b = wilson(right_b, n, z).to_list()
+    margins = right_a * (n - right_a) * right_b * (n - right_b)
+    cross = both * neither - a_only * b_only
+    if margins == 0 or 0 <= cross <= n / 2:
+        phi = 0.0
+    else:
+        phi = (cross - n / 2 if cross > n / 2 else cross) / math.sqrt(margins)
+    below = math.sqrt(max(0.0, (p_a - low_a) ** 2 + (high_b - p_b) ** 2 - 2 * phi * (p_a - low_a) * (high_b - p_b)))
+    above = math.sqrt(max(0.0, (high_a - p_a) ** 2 + (p_b - low_b) ** 2 - 2 * phi * (high_a - p_a) * (p_b - low_b)))
+    return Interval(max(-1.0, p_a - p_b - below), min(1.0, p_a - p_b + above), "newcombe")
+
+
 def sign_test(better: int, worse: int) -> float:
     """Exact two-sided sign test: the probability, with a fair coin per differing pair, of a split at least as
     uneven as ``better`` : ``worse``. With 0/1 scores this is McNemar's exact test. 1.0 when no pair differs."""
@@ -100,7 +124,7 @@ class PairedDifference:
     mean_a: float
     mean_b: float
     difference: float  # mean of A − B, in score units (0..1)
-    interval: Interval  # paired bootstrap
+    interval: Interval  # Newcombe's for 0/1 scores, else a paired bootstrap
     a_better: int  # samples where A scored higher (0/1 scores: A right, B wrong)
     b_better: int
     p_value: float  # exact sign test on a_better vs b_better (McNemar's exact test for 0/1 scores)
@@ -113,12 +137,16 @@ def paired(a: Sequence[float], b: Sequence[float], *, seed: str, resamples: int 
         raise ValueError("paired scores need the same, non-zero number of samples")
     diffs = [x - y for x, y in zip(a, b, strict=True)]
     n = len(diffs)
-    rng = random.Random(seed)
-    low, high = _percentiles([sum(rng.choices(diffs, k=n)) / n for _ in range(resamples)])
     a_better = sum(1 for d in diffs if d > 0)
     b_better = sum(1 for d in diffs if d < 0)
+    if is_binary(a) and is_binary(b):
+        both = sum(1 for x, y in zip(a, b, strict=True) if x and y)
+        interval = newcombe_paired(both, a_better, b_better, n - both - a_better - b_better)
+    else:
+        rng = random.Random(seed)
+        interval = Interval(*_percentiles([sum(rng.choices(diffs, k=n)) / n for _ in range(resamples)]), "bootstrap")
     return PairedDifference(
         n=n, mean_a=sum(a) / n, mean_b=sum(b) / n, difference=sum(diffs) / n,
-        interval=Interval(low, high, "bootstrap"), a_better=a_better, b_better=b_better,
+        interval=interval, a_better=a_better, b_better=b_better,
         p_value=sign_test(a_better, b_better),
         test="mcnemar-exact" if is_binary(a) and is_binary(b) else "sign-exact")
