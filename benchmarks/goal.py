@@ -31,7 +31,6 @@ run. The report goes to stdout (and --out).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ from typing import Any
 from memread.bench.compare import Pair, pairs
 from memread.bench.report import Cell, cells, length_label, method_label
 from memread.bench.results import ResultsFolder
-from memread.bench.stats import Interval, PairedDifference, wilson
+from memread.bench.stats import PairedDifference, newcombe
 
 REAL = 0.05  # McNemar p below which a paired difference counts as real
 MAX_LOSS = 0.05  # at most 5 points below the 50-document score
@@ -115,15 +114,6 @@ class Results:
 
     def required(self, task: str, length: int, method: str) -> int:
         return max(need for _, t, ln, methods, need in REQUIRED if (t, ln) == (task, length) and method in methods)
-
-
-def newcombe(a: tuple[int, int], b: tuple[int, int]) -> Interval:
-    """Newcombe's hybrid score interval of p_a − p_b for two independent proportions (successes, n)."""
-    (sa, na), (sb, nb) = a, b
-    pa, pb = sa / na, sb / nb
-    wa, wb = wilson(sa, na), wilson(sb, nb)
-    d = pa - pb
-    return Interval(d - math.hypot(pa - wa.low, wb.high - pb), d + math.hypot(wa.high - pa, pb - wb.low), "newcombe")
 
 
 def _pts(value: float) -> str:

@@ -18,7 +18,15 @@ import pytest
 from memread.bench.compare import combine, pairs
 from memread.bench.report import build, cells, headline, markdown, prefill_rate, summary, write_report
 from memread.bench.results import ResultsFolder, compare_configs
-from memread.bench.stats import bootstrap_mean, mean_interval, newcombe_paired, paired, sign_test, wilson
+from memread.bench.stats import (
+    bootstrap_mean,
+    mean_interval,
+    newcombe,
+    newcombe_paired,
+    paired,
+    sign_test,
+    wilson,
+)
 from memread.errors import UsageError
 from memread.loop import LoopSettings
 from tests.cli_runner import run_memread
@@ -82,6 +90,12 @@ def test_a_paired_difference_counts_discordant_samples_and_resamples_pairs_toget
     assert same.interval.method == "bootstrap"
     with pytest.raises(ValueError):
         paired([1.0], [1.0, 0.0], seed="r")
+
+
+def test_newcombe_s_interval_of_independent_proportions_matches_the_published_example() -> None:
+    # Newcombe (1998), Statistics in Medicine 17:873, example (b): 56/70 − 48/80, method 10: 0.0524 to 0.3339.
+    interval = newcombe((56, 70), (48, 80))
+    assert interval.low == pytest.approx(0.0524, abs=1e-4) and interval.high == pytest.approx(0.3339, abs=1e-4)
 
 
 def test_newcombe_s_paired_interval_matches_the_published_figures() -> None:

@@ -98,12 +98,6 @@ def test_time_on_different_machines_is_compared_as_each_one_s_whole_read(tmp_pat
                                       "against 1.10×; the seconds, 15 s against 165 s a sample, were measured on")
 
 
-def test_newcombe_interval_matches_the_published_example() -> None:
-    # Newcombe (1998), Statistics in Medicine 17:873, example (b): 56/70 − 48/80, method 10: +0.0575 to +0.3338.
-    interval = goal.newcombe((56, 70), (48, 80))
-    assert interval.low == pytest.approx(0.0524, abs=1e-3) and interval.high == pytest.approx(0.3339, abs=1e-3)
-
-
 def test_the_report_names_every_cell_and_writes_the_file(tmp_path: Path) -> None:
     write(tmp_path, "hqa50-acceptance", "hqa", 50, "overwrite", [1, 0, 1])
     out = tmp_path / "goal.md"

@@ -5,6 +5,8 @@
   not empty at 0 or n successes, which matters at the small n a CPU can afford.
 * :func:`bootstrap_mean` — a percentile bootstrap interval of a mean (F1, recall of several values), with a
   seeded generator so the same records give the same interval on every run and machine.
+* :func:`newcombe` / :func:`newcombe_paired` — the interval of a difference of two proportions, independent
+  or on the same samples (Newcombe's square-and-add of the two Wilson intervals).
 * :func:`paired` — the difference between two methods on the same samples: its mean, a 95 % interval
   (:func:`newcombe_paired` for 0/1 scores, else a paired bootstrap: pairs resampled together), and an exact
   two-sided sign test on the pairs that differ. For 0/1 scores that test is McNemar's exact test (b = A right
@@ -81,7 +83,13 @@ def mean_interval(values: Sequence[float], *, seed: str) -> Interval | None:
     return bootstrap_mean(values, seed=seed)
 
 
-def newcombe_paired(both: int, a_only: int, b_only: int, neither: int, z: float = Z95) -> Interval:
+def newcombe(a: tuple[int, int], b: tuple[int, int]) -> Interval:
+    """Newcombe's hybrid score interval of p_a − p_b for two independent proportions, each (successes, n)."""
+    (right_a, n_a), (right_b, n_b) = a, b
+    return _square_and_add(right_a / n_a, wilson(right_a, n_a), right_b / n_b, wilson(right_b, n_b), 0.0)
+
+
+def newcombe_paired(both: int, a_only: int, b_only: int, neither: int) -> Interval:
     """Newcombe's square-and-add interval for p_a − p_b of two 0/1 scores on the same samples (method 10 of
     Newcombe, Stat. Med. 17:2635, 1998): each proportion's Wilson interval, combined with the correlation of
     the pairs (phi, shrunk towards 0 by N/2 when positive, as the method has it). Unlike a bootstrap it is not
@@ -91,17 +99,19 @@ def newcombe_paired(both: int, a_only: int, b_only: int, neither: int, z: float 
     if n < 1:
         raise ValueError("a paired difference needs at least one pair")
     right_a, right_b = both + a_only, both + b_only
-    p_a, p_b = right_a / n, right_b / n
-    low_a, high_a = wilson(right_a, n, z).to_list()
-    low_b, high_b = wilson(right_b, n, z).to_list()
     margins = right_a * (n - right_a) * right_b * (n - right_b)
     cross = both * neither - a_only * b_only
     if margins == 0 or 0 <= cross <= n / 2:
         phi = 0.0
     else:
         phi = (cross - n / 2 if cross > n / 2 else cross) / math.sqrt(margins)
-    below = math.sqrt(max(0.0, (p_a - low_a) ** 2 + (high_b - p_b) ** 2 - 2 * phi * (p_a - low_a) * (high_b - p_b)))
-    above = math.sqrt(max(0.0, (high_a - p_a) ** 2 + (p_b - low_b) ** 2 - 2 * phi * (high_a - p_a) * (p_b - low_b)))
+    return _square_and_add(right_a / n, wilson(right_a, n), right_b / n, wilson(right_b, n), phi)
+
+
+def _square_and_add(p_a: float, a: Interval, p_b: float, b: Interval, phi: float) -> Interval:
+    """p_a − p_b with each side's distance to its interval's ends added in squares, less their correlation."""
+    below = math.sqrt(max(0.0, (p_a - a.low) ** 2 + (b.high - p_b) ** 2 - 2 * phi * (p_a - a.low) * (b.high - p_b)))
+    above = math.sqrt(max(0.0, (a.high - p_a) ** 2 + (p_b - b.low) ** 2 - 2 * phi * (a.high - p_a) * (p_b - b.low)))
     return Interval(max(-1.0, p_a - p_b - below), min(1.0, p_a - p_b + above), "newcombe")
 
 
