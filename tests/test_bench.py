@@ -155,6 +155,58 @@ def test_a_haystack_longer_than_the_essays_repeats_them_from_the_start_as_ruler_
     assert sample.context.count(sample.golds[0]) == 1
 
 
+def _step(step: int) -> Any:
+    from memread.document import Chunk
+    from memread.events import StepFinished
+
+    return StepFinished(lane=0, step=step, chunk=Chunk(index=step, text="x", tokens=1, spans=()),
+                        memory_before="")
+
+
+def test_a_long_sample_shows_how_far_it_has_got_as_a_status_line_or_a_line_a_minute() -> None:
+    import io
+
+    from memread.cli.cmd_bench import _Reading
+    from memread.cli.environment import Environment
+
+    def reading(tty: bool) -> tuple[_Reading, io.StringIO, list[float]]:
+        err, now = io.StringIO(), [0.0]
+        env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=err, stdin_isatty=False,
+                          stdout_isatty=False, stderr_isatty=tty, environ={"TERM": "xterm"}, columns=60)
+        return _Reading(env, clock=lambda: now[0]), err, now
+
+    live, err, now = reading(tty=True)
+    live("hqa/400/8/overwrite", None)  # the sample's first event (RunStarted) starts its clock; it shows nothing
+    for step, at in ((0, 170.0), (1, 350.0)):
+        now[0] = at
+        live("hqa/400/8/overwrite", _step(step))
+    assert err.getvalue() == ("\r\x1b[Khqa/400/8/overwrite: 1 step read · 2m50s"
+                              "\r\x1b[Khqa/400/8/overwrite: 2 steps read · 5m50s")
+    live.clear()  # before the sample's result line
+    assert err.getvalue().endswith("\r\x1b[K") and not live.shown
+
+    log, err, now = reading(tty=False)  # a log: a line when a step ends a minute after the last line, no codes
+    log("niah/32K/0/overwrite", _step(0))  # the first event starts the sample's clock
+    for step, at in ((1, 20.0), (2, 45.0), (3, 70.0), (4, 200.0)):
+        now[0] = at
+        log("niah/32K/0/overwrite", _step(step))
+    assert err.getvalue().splitlines() == ["niah/32K/0/overwrite: 4 steps read · 1m10s",
+                                           "niah/32K/0/overwrite: 5 steps read · 3m20s"]
+    now[0] = 230.0
+    log("niah/32K/1/overwrite", _step(0))  # the next sample starts its own clock
+    assert len(err.getvalue().splitlines()) == 2
+    from dataclasses import replace
+
+    from memread.events import RunStarted
+
+    started = RunStarted(run_id="r", document="d", backend="fake", model="m", strategy="overwrite",
+                         questions=("q",), settings={})
+    log("niah/32K/2/overwrite", replace(started, resumed_from_step=3))  # a sample continued from its step 3
+    now[0] = 400.0
+    log("niah/32K/2/overwrite", _step(3))
+    assert err.getvalue().splitlines()[-1] == "niah/32K/2/overwrite: 4 steps read · 2m50s (continued at step 3)"
+
+
 def test_lengths_are_read_with_k_and_m_suffixes() -> None:
     assert [parse_length(t) for t in ("50", "8K", "32k", "1M")] == [50, 8192, 32768, 1048576]
     with pytest.raises(UsageError, match="cannot read the length"):
@@ -237,9 +289,15 @@ def test_a_sweep_interleaves_methods_scores_failures_as_zero_and_marks_full_cont
     backend = FakeBackend(_oracle(fail_on="passages retrieved"), tokenizer=tokenizer, context_length=3000)
     methods = ("overwrite", "full", "bm25", "closed-book")
     plan = BenchPlan(tasks=("niah-single",), lengths=(1000, 4000), samples=2, methods=methods, settings=SMALL)
-    result = run_sweep(plan, backend, tmp_path)
+    seen: list[tuple[str, str]] = []
+    result = run_sweep(plan, backend, tmp_path, on_event=lambda key, event: seen.append((key, type(event).__name__)))
     keys = [r["key"] for r in result.records]
     assert keys == [f"niah-single/{n}/{i}/{m}" for n in (1000, 4000) for i in (0, 1) for m in methods]
+    # The strategies' reading-loop events reach the caller with their sample's key as they come (progress).
+    steps = {key: sum(name == "StepFinished" for k, name in seen if k == key) for key, _ in seen}
+    assert set(steps) == {f"niah-single/{n}/{i}/overwrite" for n in (1000, 4000) for i in (0, 1)}
+    assert all(count == len(by["steps"]) for key, count in steps.items()
+               for by in result.records if by["key"] == key)
     by_key = {r["key"]: r for r in result.records}
     assert by_key["niah-single/4000/1/overwrite"]["score"] == 1.0  # the loop carried the needle to the answer
     assert by_key["niah-single/4000/1/overwrite"]["scores"]["kept"] == 1.0  # in the final memory too

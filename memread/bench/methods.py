@@ -23,7 +23,7 @@ the answer is extracted and scored exactly like the loop's.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -149,17 +149,17 @@ class Partial:
 
 
 def run_method(method: str, sample: Sample, backend: Backend, settings: MethodSettings, *,
-               partial: Partial | None = None) -> Outcome:
+               partial: Partial | None = None, on_event: Callable[[Event], None] | None = None) -> Outcome:
     """Answer ``sample`` with ``method``. A backend failure is an ``error`` outcome (scored 0); a prompt that
     cannot fit is ``n/a`` for ``full``. Budget errors of the loop (settings that never fit) and Ctrl-C
     propagate. A strategy with ``partial`` writes its trace there as it reads, and continues the one it finds
     (the caller removes it once the sample's record is written); the one-call baselines have nothing to
-    continue."""
+    continue. ``on_event`` sees a strategy's reading-loop events as they come (progress)."""
     started = time.perf_counter()
     earlier = 0.0
     try:
         if is_strategy(method):
-            outcome, earlier = _run_loop(method, sample, backend, settings.loop, partial)
+            outcome, earlier = _run_loop(method, sample, backend, settings.loop, partial, on_event)
         elif method == "full":
             outcome = _run_full(sample, backend, settings.loop)
         elif method == "bm25":
@@ -198,13 +198,14 @@ def settings_for(strategy: str, settings: LoopSettings) -> LoopSettings:
 
 
 def _run_loop(strategy: str, sample: Sample, backend: Backend, settings: LoopSettings,
-              partial: Partial | None = None) -> tuple[Outcome, float]:
+              partial: Partial | None = None, on_event: Callable[[Event], None] | None = None
+              ) -> tuple[Outcome, float]:
     """The reading loop on ``sample``, and the wall seconds of the earlier sessions it continued (0.0 when none)."""
     from memread.ask import read
     from memread.trace import TraceWriter
 
     collector = _Collector()
-    sinks: list[Any] = [collector]
+    sinks: list[Any] = [collector, *([on_event] if on_event else [])]
     earlier: list[StepFinished] = []
     resume = _continuable(partial, sample, backend) if partial else None
     writer = None

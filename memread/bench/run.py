@@ -29,6 +29,7 @@ from memread.bench.results import ResultsFolder, context_digest, default_config,
 from memread.bench.tasks import build_sample, get_task
 from memread.cpu import this_cpu
 from memread.errors import UsageError
+from memread.events import Event
 from memread.settings import Settings as LoopSettings
 from memread.strategies import check_settings, strategy_class, strategy_names, strategy_origin
 from memread.version import code_id
@@ -153,12 +154,14 @@ def open_results(folder: ResultsFolder, plan: BenchPlan, backend: Backend) -> tu
 
 def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1,
               on_result: Callable[[dict[str, Any]], None] | None = None,
-              on_skip: Callable[[str], None] | None = None) -> SweepResult:
+              on_skip: Callable[[str], None] | None = None,
+              on_event: Callable[[str, Event], None] | None = None) -> SweepResult:
     """Run every (task, length, sample, method) of ``plan`` not yet in ``out``; returns what happened.
 
     ``parallel`` > 1 runs that many samples at once, for a backend that takes concurrent calls
     (``concurrent_calls``: a server that batches, such as ``vllm serve``); records are then written in the
-    order they finish, and their seconds include waiting for the server's other requests.
+    order they finish, and their seconds include waiting for the server's other requests. ``on_event`` sees
+    the reading-loop events of the sample being read, with its key (progress; one sample at a time only).
     Ctrl-C (KeyboardInterrupt) propagates after the last finished sample is safely written; the sample being read
     by a strategy has its trace in ``out``/partial, and the next run continues it from the step it reached.
     """
@@ -194,7 +197,8 @@ def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1
             # Continued only by the same sweep, sample and machine (the seconds measure its speed).
             partial = Partial(folder.partial_path(key), {"config": config_id, "key": key, "context_sha256": context,
                                                          "machine": run_info["machine"]})
-            outcome = run_method(method, sample, backend, plan.settings, partial=partial)
+            seen = (lambda event, key=key: on_event(key, event)) if on_event and parallel == 1 else None
+            outcome = run_method(method, sample, backend, plan.settings, partial=partial, on_event=seen)
             yield make_record(sample, method, outcome, doc_tokens=doc_tokens, unit=get_task(task).unit,
                               config_id=config_id, run_info=run_info)
 

@@ -133,6 +133,56 @@ def _plan(tasks: list[str], lengths: list[str], samples: int, methods: list[str]
                      data_seed=data_seed)
 
 
+class _Reading:
+    """How far the sample being read has got (a 400-document sample reads for half an hour): on a terminal a
+    status line rewritten at each step; off one (a log), a line when a step ends a minute or more after the
+    last line."""
+
+    def __init__(self, env: Any, *, interval: float = 60.0, clock: Any = None) -> None:
+        import time
+
+        self.env = env
+        self.live = bool(env.stderr_isatty) and env.environ.get("TERM", "") not in ("dumb", "unknown")
+        self.interval = interval
+        self.clock = clock or time.monotonic
+        self.key: str | None = None
+        self.began = self.said = 0.0
+        self.resumed: int | None = None
+        self.shown = False
+
+    def __call__(self, key: str, event: Any) -> None:
+        import shutil
+
+        from memread.cli.viewstate import duration
+        from memread.events import RunStarted, StepFinished
+
+        now = self.clock()
+        if key != self.key:
+            self.key, self.began, self.said, self.resumed = key, now, now, None
+        if isinstance(event, RunStarted):
+            self.resumed = event.resumed_from_step  # a sample continued from an earlier run: its steps so far
+        if not isinstance(event, StepFinished):
+            return
+        text = f"{key}: {event.step + 1} step{'s' if event.step else ''} read · {duration(now - self.began)}"
+        if self.resumed is not None:
+            text += f" (continued at step {self.resumed})"
+        if self.live:
+            width = (self.env.columns or shutil.get_terminal_size().columns) - 1
+            self.env.stderr.write("\r\x1b[K" + text[:width])
+            self.env.stderr.flush()
+            self.shown = True
+        elif now - self.said >= self.interval:
+            self.env.err(text)
+            self.said = now
+
+    def clear(self) -> None:
+        """Erase the status line (before a sample's result line)."""
+        if self.shown:
+            self.env.stderr.write("\r\x1b[K")
+            self.env.stderr.flush()
+            self.shown = False
+
+
 def _describe(record: dict[str, Any]) -> str:
     status = record["status"]
     if status == "n/a":
@@ -189,7 +239,11 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
         for warning in getattr(engine, "warnings", []):
             env.err(f"warning: {warning}")
 
+        status = None if quiet else _Reading(env)
+
         def show(record: dict[str, Any]) -> None:
+            if status:
+                status.clear()
             if not quiet:
                 env.err(_describe(record))
 
@@ -198,8 +252,11 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
                 env.err(f"{key}: done already, skipped")
 
         try:
-            result = bench_run.run_sweep(plan, engine, folder, parallel=parallel, on_result=show, on_skip=skipped)
+            result = bench_run.run_sweep(plan, engine, folder, parallel=parallel, on_result=show, on_skip=skipped,
+                                         on_event=status)
         except KeyboardInterrupt:
+            if status:
+                status.clear()
             records = ResultsFolder(folder).records()
             if records:
                 write_report(folder, records)
