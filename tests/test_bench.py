@@ -184,6 +184,9 @@ def test_a_long_sample_shows_how_far_it_has_got_as_a_status_line_or_a_line_a_min
                               "\r\x1b[Khqa/400/8/overwrite: 2 steps read · 5m50s")
     live.clear()  # before the sample's result line
     assert err.getvalue().endswith("\r\x1b[K") and not live.shown
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(), stdin_isatty=False,
+                      stdout_isatty=False, stderr_isatty=True, environ={"TERM": "xterm", "MEMREAD_NO_PROGRESS": "1"})
+    assert not _Reading(env).live  # plain lines on a terminal too, as memread ask's progress
 
     log, err, now = reading(tty=False)  # a log: a line when a step ends a minute after the last line, no codes
     log("niah/32K/0/overwrite", _step(0))  # the first event starts the sample's clock

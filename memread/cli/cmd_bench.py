@@ -141,8 +141,10 @@ class _Reading:
     def __init__(self, env: Any, *, interval: float = 60.0, clock: Any = None) -> None:
         import time
 
+        from memread.cli.progress import live_terminal
+
         self.env = env
-        self.live = bool(env.stderr_isatty) and env.environ.get("TERM", "") not in ("dumb", "unknown")
+        self.live = live_terminal(env)
         self.interval = interval
         self.clock = clock or time.monotonic
         self.key: str | None = None

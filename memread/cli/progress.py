@@ -106,6 +106,13 @@ class _Silent:
         pass
 
 
+def live_terminal(env: Environment) -> bool:
+    """Whether progress may redraw in place: stderr is a terminal that is not dumb, and MEMREAD_NO_PROGRESS
+    does not ask for plain lines."""
+    dumb = env.environ.get("TERM", "") in ("dumb", "unknown")
+    return bool(env.stderr_isatty) and not dumb and not env.environ.get("MEMREAD_NO_PROGRESS")
+
+
 def progress_sink(env: Environment, *, mode: str = "auto", quiet: bool = False, total: int | None = None,
                   tokenizer: Tokenizer | None = None, history: Iterable[tuple[float, Event]] = ()) -> Any:
     """The progress sink for a run: the live view on a terminal, plain lines off one.
@@ -123,8 +130,7 @@ def progress_sink(env: Environment, *, mode: str = "auto", quiet: bool = False, 
     if mode == "none":
         return _Silent()
     if mode == "auto":
-        dumb = env.environ.get("TERM", "") in ("dumb", "unknown")
-        mode = "live" if env.stderr_isatty and not dumb and not env.environ.get("MEMREAD_NO_PROGRESS") else "plain"
+        mode = "live" if live_terminal(env) else "plain"
     if mode == "live":
         from memread.cli.live import LiveView
 
