@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -165,6 +166,35 @@ def test_the_summary_line_of_a_resumed_run_counts_the_whole_run_once():
     assert stats_line(state) == (f"5 chunks · {straight.prompt_tokens:,} prompt + {straight.completion_tokens}"
                                  " generated tokens · 20s (10s in the model) in 2 sessions")  # 9.5 + 10 s, 8.6 + 1
     assert stats_line(straight).endswith(" · 10s (9s in the model)")
+
+
+def test_the_summary_line_counts_a_session_ended_by_ctrl_c_as_the_json_stats_do():
+    """A session Ctrl-C ended wrote its own wall time (until the Ctrl-C, not its last step): `memread resume`'s
+    closing line and the --json stats of the same trace say the same seconds."""
+    from dataclasses import replace
+
+    from memread.cli.environment import Environment
+    from memread.cli.progress import PlainProgress
+    from memread.cli.viewstate import stats_line
+    from memread.events import RunFinished, StepFinished
+
+    full = synthetic_run.events()
+    crash = next(i for i, e in enumerate(full) if isinstance(e, StepFinished) and e.step == 2) + 1
+    stopped = RunFinished(status="interrupted", chunks_read=2, prompt_tokens=0, completion_tokens=0,
+                          wall_seconds=47.0, model_seconds=3.4)  # Ctrl-C 27 s after step 1's end at 120
+    history = [(100.0 + 10 * (getattr(e, "step", None) or 0), e) for e in full[:crash]] + [(147.0, stopped)]
+    second = [replace(full[0], resumed_from_step=2)] + [e for e in full[1:] if getattr(e, "step", 2) is None
+                                                        or getattr(e, "step", 2) >= 2]
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(), stdin_isatty=False,
+                      stdout_isatty=False, stderr_isatty=False, environ={}, columns=100)
+    view = PlainProgress(env, total=5, quiet=True, history=history, clock=lambda: 300.0)
+    report = RunReport(history=history)
+    for event in second:
+        view(event)
+        report(event)
+    stats = report.result()["stats"]
+    assert (stats["wall_seconds"], stats["model_seconds"]) == (47.0 + 9.5, 3.4 + 8.6)
+    assert stats_line(view.state).endswith(" · 56s (12s in the model) in 2 sessions")
 
 
 @pytest.mark.model

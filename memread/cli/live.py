@@ -47,10 +47,9 @@ class LiveView:
         self._lock = threading.Lock()
         self._refresh = refresh_per_second
         self._live: Live | None = None
-        for at, event in history:
-            if not isinstance(event, RunFinished):
-                self.state.apply(event, at)
-                self.sources.add(event)
+        for at, event in history:  # an earlier session's end counts its time, but this run has not ended
+            self.state.apply(event, at)
+            self.sources.add(event)
         self.state.finished = None
 
     def _frame(self) -> Any:

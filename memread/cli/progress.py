@@ -44,10 +44,10 @@ class PlainProgress:
         self._last_print: float | None = None
         self._hinted = False
         self.sources = LaneSteps()
-        for at, event in history:
-            if not isinstance(event, RunFinished):
-                self.state.apply(event, at)
-                self.sources.add(event)
+        for at, event in history:  # an earlier session's end counts its time, but this run has not ended
+            self.state.apply(event, at)
+            self.sources.add(event)
+        self.state.finished = None
 
     def _say(self, line: str) -> None:
         self.env.err(line)

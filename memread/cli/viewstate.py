@@ -111,6 +111,7 @@ class ViewState:
     # prompt tokens, completion tokens, model seconds, when): a step a crash cut short is forgotten when the
     # next session redoes it, so the run's figures count it once.
     session_starts: list[float] = field(default_factory=list)
+    session_ends: dict[int, RunFinished] = field(default_factory=dict)  # session -> its clean end (Ctrl-C too)
     kept: dict[tuple[int, int], tuple[int, int, int, float, float]] = field(default_factory=dict)
 
     def apply(self, event: Event, at: float) -> None:
@@ -153,6 +154,7 @@ class ViewState:
                                  else f"lane {event.lane + 1}: {event.message}")
         elif isinstance(event, RunFinished):
             self.finished = event
+            self.session_ends[len(self.session_starts) - 1] = event
 
     def _forget_from(self, step: int) -> None:
         """A resumed run redoes the step a crash cut short: what was seen of it and after it does not count."""
@@ -204,12 +206,14 @@ class ViewState:
         return max(self.now - self.started_at, 0.0) if self.started_at is not None else 0.0
 
     def earlier_seconds(self) -> tuple[float, float]:
-        """(wall, model) seconds of a resumed run's earlier sessions, each until its last step kept (the view
-        is given a trace's events without their RunFinished)."""
+        """(wall, model) seconds of a resumed run's earlier sessions: a session that ended cleanly (Ctrl-C too)
+        by its RunFinished, one killed without an end until its last step kept (as the --json stats count)."""
         current = len(self.session_starts) - 1
-        return kept_steps_seconds((session, step, seconds, at - self.session_starts[session])
-                                  for (_, step), (session, _, _, seconds, at) in self.kept.items()
-                                  if 0 <= session < current)
+        ended = [end for session, end in self.session_ends.items() if 0 <= session < current]
+        wall, model = kept_steps_seconds((session, step, seconds, at - self.session_starts[session])
+                                         for (_, step), (session, _, _, seconds, at) in self.kept.items()
+                                         if 0 <= session < current and session not in self.session_ends)
+        return wall + sum(end.wall_seconds for end in ended), model + sum(end.model_seconds for end in ended)
 
     def seconds_per_step(self) -> float | None:
         recent = self.step_walls[-_RATE_WINDOW:]
