@@ -108,8 +108,7 @@ class RunReport:
                     unended.append((session, step.step, step.seconds, when - start))
         if not self.sessions and not unended:
             return None
-        wall, model = kept_steps_seconds(unended)
-        return wall + sum(f.wall_seconds for f in self.sessions), model + sum(f.model_seconds for f in self.sessions)
+        return sessions_seconds(self.sessions, unended)
 
     def _chunks_read(self) -> int:
         """Distinct chunks the run read: its steps less those that read a chunk an earlier step read (a strategy
@@ -177,6 +176,15 @@ class RunReport:
             "warnings": [{"message": w.message, "lane": w.lane, "step": w.step} for w in self.warnings],
             "error": error if error is not None else (finished.error if finished else None),
         }
+
+
+def sessions_seconds(ended: Iterable[RunFinished],
+                     unended_steps: Iterable[tuple[int, int, float, float]]) -> tuple[float, float]:
+    """(wall, model) seconds of a run's sessions: those that ended (done, Ctrl-C, an error) by their own
+    RunFinished, the others by :func:`kept_steps_seconds` of their steps."""
+    ended = list(ended)
+    wall, model = kept_steps_seconds(unended_steps)
+    return wall + sum(end.wall_seconds for end in ended), model + sum(end.model_seconds for end in ended)
 
 
 def kept_steps_seconds(steps: Iterable[tuple[int, int, float, float]]) -> tuple[float, float]:

@@ -24,7 +24,7 @@ from memread.events import (
     Warned,
     note_read,
 )
-from memread.report import kept_steps_seconds
+from memread.report import sessions_seconds
 from memread.settings import read_limit
 
 # Said when an exit gate stopped reading before the end: a "list all" question needs every chunk.
@@ -209,11 +209,10 @@ class ViewState:
         """(wall, model) seconds of a resumed run's earlier sessions: a session that ended cleanly (Ctrl-C too)
         by its RunFinished, one killed without an end until its last step kept (as the --json stats count)."""
         current = len(self.session_starts) - 1
-        ended = [end for session, end in self.session_ends.items() if 0 <= session < current]
-        wall, model = kept_steps_seconds((session, step, seconds, at - self.session_starts[session])
-                                         for (_, step), (session, _, _, seconds, at) in self.kept.items()
-                                         if 0 <= session < current and session not in self.session_ends)
-        return wall + sum(end.wall_seconds for end in ended), model + sum(end.model_seconds for end in ended)
+        return sessions_seconds((end for session, end in self.session_ends.items() if 0 <= session < current),
+                                ((session, step, seconds, at - self.session_starts[session])
+                                 for (_, step), (session, _, _, seconds, at) in self.kept.items()
+                                 if 0 <= session < current and session not in self.session_ends))
 
     def seconds_per_step(self) -> float | None:
         recent = self.step_walls[-_RATE_WINDOW:]
