@@ -10,6 +10,7 @@ is left behind when the process is killed.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import asdict
@@ -67,18 +68,45 @@ class ChunkStore:
         marks = tuple(_mark_from(record) for record in json.loads(row[3]))
         return Chunk(index, row[1], int(row[0]), spans, marks)
 
-    def top(self, query: str, limit: int, *, among: Iterable[int] | None = None) -> list[tuple[int, float]]:
+    def top(self, query: str, limit: int, *, among: Iterable[int] | None = None,
+            grade_common: bool = False) -> list[tuple[int, float]]:
         """The ``limit`` chunks (of those ``among``, when given) that best match ``query`` by BM25, best first (the
-        earliest among equals); [] when no chunk shares a searchable word with it."""
+        earliest among equals); [] when no chunk shares a searchable word with it.
+
+        FTS5's BM25 gives a word in half the chunks or more an IDF of 1e-6: when every word of the query is such a
+        word (a manual whose every chunk says "package"), its scores are crumbs that weigh the words alike.
+        ``grade_common`` then ranks by BM25 with Lucene's IDF, log(1 + (N - n + 0.5) / (n + 0.5)), never zero, so
+        the rarer of those words still counts for more; a query with any word in fewer chunks is ranked as
+        without it (there FTS5's IDF keeps the common words out of the way, which finds HotpotQA's evidence
+        sooner than Lucene's: benchmarks/results/idf.md)."""
         terms = query_terms(query)
         if not terms or not self._count:
             return []
-        match = " OR ".join(f'"{term}"' for term in terms)
         within = "" if among is None else " AND rowid IN (SELECT value FROM json_each(?))"
-        values: tuple[Any, ...] = (match,) if among is None else (match, json.dumps(sorted(set(among))))
+        chosen = () if among is None else (json.dumps(sorted(set(among))),)
+        ratios = self._idf_ratios(terms) if grade_common else {}
+        if ratios and max(ratios.values()) <= 1:  # FTS5's IDF is log(ratio), 1e-6 when that is not above 0
+            parts: list[str] = []
+            values: list[Any] = []
+            for term, ratio in ratios.items():  # each word's FTS5 score with FTS5's IDF taken out, Lucene's put in
+                parts.append(f"SELECT rowid, ? * -bm25(words) AS score FROM words WHERE words MATCH ?{within}")
+                values += [math.log(1 + ratio) / 1e-6, f'"{term}"', *chosen]
+            rows = self._db.execute(f"SELECT rowid, sum(score) AS total FROM ({' UNION ALL '.join(parts)}) "
+                                    "GROUP BY rowid ORDER BY total DESC, rowid ASC LIMIT ?", (*values, limit))
+            return [(int(row[0]), float(row[1])) for row in rows]
+        match = " OR ".join(f'"{term}"' for term in terms)
         rows = self._db.execute(f"SELECT rowid, bm25(words) AS rank FROM words WHERE words MATCH ?{within} "
-                                "ORDER BY rank ASC, rowid ASC LIMIT ?", (*values, limit))
+                                "ORDER BY rank ASC, rowid ASC LIMIT ?", (match, *chosen, limit))
         return [(int(row[0]), -float(row[1])) for row in rows]
+
+    def _idf_ratios(self, terms: list[str]) -> dict[str, float]:
+        """(N - n + 0.5) / (n + 0.5) for each of ``terms`` that some chunk holds (n of the N chunks)."""
+        ratios = {}
+        for term in terms:
+            held = self._db.execute("SELECT count(*) FROM words WHERE words MATCH ?", (f'"{term}"',)).fetchone()[0]
+            if held:
+                ratios[term] = (self._count - held + 0.5) / (held + 0.5)
+        return ratios
 
     def first_not_in(self, skip: set[int]) -> int | None:
         """The first chunk, in document order, whose index is not in ``skip``."""

@@ -9,7 +9,9 @@ the sentences of a short passage that bear on a question, and moves every other 
   SQLite FTS5 in a private temporary file: standard input and pipes too, memory flat, nothing left after kill
   -9). Each step reads, for each question, the unread chunk that best matches the question plus the names the
   evidence found so far has brought up (the second hop of a multi-hop question: a film's star, then the
-  star's career). ``order=document`` reads in document order instead.
+  star's career). A question whose every word is in half the chunks or more, which FTS5's BM25 weighs at
+  nothing, is ranked with Lucene's IDF (``ChunkStore.top(grade_common=True)``). ``order=document`` reads in
+  document order instead.
 * **Verbatim evidence.** The passage is shown as numbered sentences; the model answers with numbers. Code copies
   those sentences word for word, with the line above them that names what they are about (a title, a
   heading), and with their own pages and lines (:meth:`memread.document.Chunk.locate`), into an append-only
@@ -366,7 +368,7 @@ class EvidenceStrategy(Strategy):
         limit, cached = self._question_scores.get(question, (0, []))
         if limit == 0 or (len(cached) == limit and limit < want):
             limit = 2 * want
-            cached = self.store.top(question, limit)
+            cached = self.store.top(question, limit, grade_common=True)
             self._question_scores[question] = (limit, cached)
         return cached[:want]
 
@@ -615,7 +617,8 @@ class EvidenceStrategy(Strategy):
         memory or time per step than a short one."""
         searched = list(dict.fromkeys(read))
         if len(searched) > FALLBACK_CHUNKS:
-            searched = [chunk for chunk, _ in self.store.top(question, FALLBACK_CHUNKS, among=searched)]
+            searched = [chunk for chunk, _ in self.store.top(question, FALLBACK_CHUNKS, among=searched,
+                                                             grade_common=True)]
         index = TextIndex()
         try:
             found: dict[int, list[Unit]] = {}
