@@ -6,10 +6,12 @@ every chunk says "package" and "debian", a question made only of such words rank
 crumbs (the live view's "BM25 0.0"). Lucene's IDF, log(1 + (N - n + 0.5) / (n + 0.5)), is never zero. This
 script measures which order finds the evidence sooner: for the samples a ``memread bench`` sweep reads
 (RULER-HotpotQA, chunked as the evidence strategy reads them: 1,500 tokens of the default model's tokenizer), the
-ranks, for the question alone, of the chunks that hold the sample's gold documents, under FTS5's BM25 and under
-the same BM25 with Lucene's IDF (the same tokenizer and term-frequency part: each word's FTS5 score divided by its
-clamped IDF, times the smooth one). ``--ask DOCUMENT QUESTION PHRASE`` shows both orders' first chunks for a
-real document, and where each puts the chunk that holds PHRASE (the answer's words). Needs llama-cpp-python and the default model (``memread models pull``).
+ranks, for the question alone, of the chunks that hold the sample's gold documents (NIAH single-key: the needle),
+under FTS5's BM25 and under the same BM25 with Lucene's IDF (``ChunkStore.lucene_top``: the same tokenizer and
+term-frequency part), and how many questions memread's own order (``top(grade_common=True)``) ranks differently
+from FTS5's. ``--ask DOCUMENT QUESTION PHRASE`` shows both orders' first chunks for
+a real document, and where each puts the chunk that holds PHRASE (the answer's words). Needs llama-cpp-python and
+the default model (``memread models pull``).
 
     python benchmarks/idf.py [--ask DOCUMENT QUESTION PHRASE ...] [--out benchmarks/results/idf.md]
 """
@@ -17,7 +19,6 @@ real document, and where each puts the chunk that holds PHRASE (the answer's wor
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 from pathlib import Path
@@ -29,28 +30,10 @@ from memread.chunkstore import ChunkStore
 from memread.document import Chunk, Provenance, Segment
 from memread.ingest import open_document
 from memread.models import resolve
-from memread.recall import query_terms
 from memread.strategies.evidence import EvidenceStrategy
 
 CELLS = (("hqa", 50, 42, 48), ("hqa", 400, 42, 32), ("niah-single", 32768, 42, 16), ("niah-single", 131072, 42, 16))
 # task, length, data seed, samples: issue 14's acceptance
-COLLAPSED = 1e-4  # FTS5's best score below this: every word of the question is in half the chunks or more
-
-
-def smooth_top(store: ChunkStore, query: str) -> list[tuple[int, float]]:
-    """Every chunk that shares a word with ``query``, best first, by BM25 with Lucene's IDF."""
-    total = len(store)
-    scores: dict[int, float] = {}
-    for term in query_terms(query):
-        rows = store._db.execute("SELECT rowid, bm25(words) FROM words WHERE words MATCH ?",
-                                 (f'"{term}"',)).fetchall()
-        if not rows:
-            continue
-        ratio = (total - len(rows) + 0.5) / (len(rows) + 0.5)
-        clamped = math.log(ratio) if ratio > 1 else 1e-6  # FTS5's own IDF, to take out of its score
-        for rowid, score in rows:
-            scores[rowid] = scores.get(rowid, 0.0) + math.log(1 + ratio) * -score / clamped
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
 def gold_ranks(order: list[int], golds: set[int], chunks: int) -> list[int]:
@@ -84,14 +67,14 @@ def main() -> int:
                      else list(sample.golds))  # a HotpotQA gold document's heading, a needle's value
             golds = {c.index for c in chunks for mark in marks if mark in c.text}
             fts = store.top(sample.question, len(chunks))
-            orders = {"fts": [i for i, _ in fts], "smooth": [i for i, _ in smooth_top(store, sample.question)]}
+            orders = {"fts": [i for i, _ in fts], "smooth": [i for i, _ in store.lucene_top(sample.question, len(chunks))]}
             graded = [i for i, _ in store.top(sample.question, len(chunks), grade_common=True)]
             memread_differs += graded != orders["fts"]
             for name, order in orders.items():
                 ranks = gold_ranks(order, golds, len(chunks))
                 first[name].append(ranks[0])
                 last[name].append(ranks[-1])
-            collapsed += bool(fts) and fts[0][1] < COLLAPSED
+            collapsed += store.collapses(sample.question)
             top_differs += orders["fts"][:1] != orders["smooth"][:1]
             chunk_count += len(chunks)
             store.close()
@@ -107,7 +90,7 @@ def main() -> int:
         chunks = list(Chunker(tokenizer, size).chunks(open_document(path).segments()))
         store = ChunkStore()
         store.add_all(chunks)
-        fts, smooth = store.top(question, len(chunks)), smooth_top(store, question)
+        fts, smooth = store.top(question, len(chunks)), store.lucene_top(question, len(chunks))
         holding = {c.index for c in chunks if phrase in c.text}
         mine = store.top(question, len(chunks), grade_common=True)
         found = [gold_ranks([i for i, _ in order], holding, len(chunks)) if holding else []

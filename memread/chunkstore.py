@@ -82,22 +82,26 @@ class ChunkStore:
         terms = query_terms(query)
         if not terms or not self._count:
             return []
-        within = "" if among is None else " AND rowid IN (SELECT value FROM json_each(?))"
-        chosen = () if among is None else (json.dumps(sorted(set(among))),)
-        ratios = self._idf_ratios(terms) if grade_common else {}
-        if ratios and max(ratios.values()) <= 1:  # FTS5's IDF is log(ratio), 1e-6 when that is not above 0
-            parts: list[str] = []
-            values: list[Any] = []
-            for term, ratio in ratios.items():  # each word's FTS5 score with FTS5's IDF taken out, Lucene's put in
-                parts.append(f"SELECT rowid, ? * -bm25(words) AS score FROM words WHERE words MATCH ?{within}")
-                values += [math.log(1 + ratio) / 1e-6, f'"{term}"', *chosen]
-            rows = self._db.execute(f"SELECT rowid, sum(score) AS total FROM ({' UNION ALL '.join(parts)}) "
-                                    "GROUP BY rowid ORDER BY total DESC, rowid ASC LIMIT ?", (*values, limit))
-            return [(int(row[0]), float(row[1])) for row in rows]
+        if grade_common:
+            ratios = self._idf_ratios(terms)
+            if _collapsed(ratios):
+                return self._lucene_top(ratios, limit, among)
+        within, chosen = _within(among)
         match = " OR ".join(f'"{term}"' for term in terms)
         rows = self._db.execute(f"SELECT rowid, bm25(words) AS rank FROM words WHERE words MATCH ?{within} "
                                 "ORDER BY rank ASC, rowid ASC LIMIT ?", (match, *chosen, limit))
         return [(int(row[0]), -float(row[1])) for row in rows]
+
+    def lucene_top(self, query: str, limit: int, *, among: Iterable[int] | None = None) -> list[tuple[int, float]]:
+        """As :meth:`top`, by BM25 with Lucene's IDF for every word of ``query`` (benchmarks/idf.py compares the
+        two; ``top(grade_common=True)`` uses it only when FTS5's IDF weighs every word at nothing)."""
+        terms = query_terms(query)
+        return self._lucene_top(self._idf_ratios(terms), limit, among) if terms and self._count else []
+
+    def collapses(self, query: str) -> bool:
+        """Whether every word of ``query`` that some chunk holds is in half the chunks or more, so that FTS5's
+        BM25 weighs them all at 1e-6 (``top(grade_common=True)`` then ranks by :meth:`lucene_top`)."""
+        return _collapsed(self._idf_ratios(query_terms(query)))
 
     def _idf_ratios(self, terms: list[str]) -> dict[str, float]:
         """(N - n + 0.5) / (n + 0.5) for each of ``terms`` that some chunk holds (n of the N chunks)."""
@@ -108,6 +112,22 @@ class ChunkStore:
                 ratios[term] = (self._count - held + 0.5) / (held + 0.5)
         return ratios
 
+    def _lucene_top(self, ratios: dict[str, float], limit: int,
+                    among: Iterable[int] | None) -> list[tuple[int, float]]:
+        """The best ``limit`` chunks by the sum, over the words of ``ratios``, of each word's FTS5 score with FTS5's
+        IDF (log(ratio), or 1e-6) taken out and Lucene's, log(1 + ratio), put in."""
+        if not ratios:
+            return []
+        within, chosen = _within(among)
+        parts: list[str] = []
+        values: list[Any] = []
+        for term, ratio in ratios.items():
+            parts.append(f"SELECT rowid, ? * -bm25(words) AS score FROM words WHERE words MATCH ?{within}")
+            values += [math.log(1 + ratio) / (math.log(ratio) if ratio > 1 else 1e-6), f'"{term}"', *chosen]
+        rows = self._db.execute(f"SELECT rowid, sum(score) AS total FROM ({' UNION ALL '.join(parts)}) "
+                                "GROUP BY rowid ORDER BY total DESC, rowid ASC LIMIT ?", (*values, limit))
+        return [(int(row[0]), float(row[1])) for row in rows]
+
     def first_not_in(self, skip: set[int]) -> int | None:
         """The first chunk, in document order, whose index is not in ``skip``."""
         for (index,) in self._db.execute("SELECT id FROM chunks ORDER BY id"):
@@ -117,6 +137,18 @@ class ChunkStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _collapsed(ratios: dict[str, float]) -> bool:
+    """Whether FTS5 weighs every word of ``ratios`` at 1e-6: its IDF is log(ratio), 1e-6 when that is not above 0."""
+    return bool(ratios) and max(ratios.values()) <= 1
+
+
+def _within(among: Iterable[int] | None) -> tuple[str, tuple[str, ...]]:
+    """The SQL that keeps a full-text query to the chunks ``among`` (none: every chunk), and its value."""
+    if among is None:
+        return "", ()
+    return " AND rowid IN (SELECT value FROM json_each(?))", (json.dumps(sorted(set(among))),)
 
 
 def _mark_record(mark: Mark) -> dict[str, Any]:

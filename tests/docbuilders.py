@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memread.document import Document, Segment
+from memread.document import Chunk, Document, Segment
 
 SCANNED = None  # a page given as SCANNED in build_pdf holds only an image (no text layer)
 
@@ -541,3 +541,18 @@ def billion_laughs(paragraph: str) -> bytes:
     entities = "".join(f'<!ENTITY lol{i} "{(f"&lol{i - 1};" if i > 1 else "&lol;") * 10}">\n' for i in range(1, 10))
     return (f'<?xml version="1.0"?>\n<!DOCTYPE html [\n<!ENTITY lol "lol">\n{entities}]>\n'
             f'<html xmlns="http://www.w3.org/1999/xhtml"><body><p>{paragraph}</p></body></html>').encode()
+
+
+# --- ranking (tests/test_chunkstore.py, tests/test_strategy_evidence.py) ------------------------------------------
+
+COMMON_WORDS_QUESTION = "Which package field?"
+
+
+def common_words_chunks() -> list[Chunk]:
+    """Six chunks, as in a manual: every one says "package", half say "field" (both words FTS5's BM25 weighs at
+    1e-6), and the first says "package" three times and "field" never; the three with "field" are long."""
+    filler = " Gulls circled the pier while the ferry waited for the tide to turn again." * 2
+    texts = ["A package, a package, a package.", "The field of a package." + filler,
+             "A package field may be long." + filler, "A field of the package is fixed." + filler,
+             "A package is built.", "A package is signed."]
+    return [Chunk(i, text, len(text), (), ()) for i, text in enumerate(texts)]

@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from docbuilders import COMMON_WORDS_QUESTION, common_words_chunks
 
 from memread.chunk import Chunker
 from memread.chunkstore import ChunkStore
-from memread.document import Chunk, Provenance, Segment
+from memread.document import Provenance, Segment
 from memread.tokens import CharTokenizer
 
 
@@ -42,21 +43,18 @@ def test_chunks_come_back_whole_with_their_pages_and_rank_by_bm25() -> None:
         ChunkStore().get(0)
 
 
-
 def test_a_question_made_only_of_common_words_still_ranks_the_rarer_of_them_first() -> None:
     # Every chunk says "package", half say "field": FTS5's BM25 gives both words an IDF of 1e-6, so the chunk
     # that says "package" three times and "field" never comes first. grade_common ranks by Lucene's IDF there.
-    filler = " Gulls circled the pier while the ferry waited for the tide to turn again." * 2
-    texts = ["A package, a package, a package.", "The field of a package." + filler,
-             "A package field may be long." + filler, "A field of the package is fixed." + filler,
-             "A package is built.", "A package is signed."]
     store = ChunkStore()
-    store.add_all(Chunk(i, text, len(text), (), ()) for i, text in enumerate(texts))
-    crumbs = store.top("Which package field?", 6)
+    store.add_all(common_words_chunks())
+    crumbs = store.top(COMMON_WORDS_QUESTION, 6)
     assert crumbs[0][0] == 0 and all(0 < score < 1e-4 for _, score in crumbs)
-    graded = store.top("Which package field?", 6, grade_common=True)
+    assert store.collapses(COMMON_WORDS_QUESTION) and not store.collapses("signed package")
+    graded = store.top(COMMON_WORDS_QUESTION, 6, grade_common=True)
     assert [index for index, _ in graded] == [1, 2, 3, 0, 4, 5] and graded[3][1] > 0
-    assert store.top("Which package field?", 2, among=[0, 4, 3], grade_common=True)[0][0] == 3
+    assert graded == store.lucene_top(COMMON_WORDS_QUESTION, 6)
+    assert store.top(COMMON_WORDS_QUESTION, 2, among=[0, 4, 3], grade_common=True)[0][0] == 3
     # A query with a word in fewer than half the chunks ("signed": one of six) ranks as FTS5 does.
     assert store.top("signed package", 6, grade_common=True) == store.top("signed package", 6)
     store.close()

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from docbuilders import COMMON_WORDS_QUESTION, common_words_chunks
 
 from memread.backends.base import ChatRequest
 from memread.backends.fake import FakeBackend
@@ -523,23 +524,19 @@ def test_the_question_names_are_its_capitalised_words_and_numbers_that_tell_chun
         strategy.close()
 
 
-
 def test_a_question_whose_every_word_is_in_half_the_chunks_reads_the_rarer_words_chunk_first() -> None:
     # A manual's question ("Which package field?" where every chunk says "package" and half say "field"): FTS5
     # weighs both words alike, near zero, and would read the chunk that says "package" most; the strategy ranks the
     # question by Lucene's IDF then (benchmarks/results/idf.md: the Debian policy manual's Depends chunk, 28th → 6th).
-    filler = " Gulls circled the pier while the ferry waited for the tide to turn again." * 2
-    texts = ["A package, a package, a package.", "The field of a package." + filler,
-             "A package field may be long." + filler, "A field of the package is fixed." + filler,
-             "A package is built.", "A package is signed."]
     strategy = EvidenceStrategy(SETTINGS, CharTokenizer())
-    strategy.index(Chunk(i, text, len(text), (), ()) for i, text in enumerate(texts))
+    strategy.index(common_words_chunks())
     try:
-        choice = strategy.next_read({0: strategy.initial_state()}, ["Which package field?"])
+        choice = strategy.next_read({0: strategy.initial_state()}, [COMMON_WORDS_QUESTION])
         assert choice is not None and choice.chunk.index == 1
         assert re.fullmatch(r"best match of 6 unread \(BM25 0\.\d\)", choice.reason)
     finally:
         strategy.close()
+
 
 BRIDGE = "What is the highest peak in the mountain range in which Elk Valley is located?"
 ELK = "Document {i}:\nElk Valley\nElk Valley is a small community in the Cumberland Mountains, near Jellico.\n\n"
