@@ -1,19 +1,16 @@
-"""benchmarks/final_prompts.py: the evidence strategy's final call asked again from the evidence a record kept."""
+"""benchmarks/studies/final_prompts.py: the evidence strategy's final call asked again from the evidence a record kept."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from benchmarks.studies import final_prompts
 from memread.backends.base import ChatRequest
 from memread.backends.fake import FakeBackend
 from memread.settings import ANSWER_START
 from memread.strategies.evidence import EvidenceStrategy
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import final_prompts  # noqa: E402
 
 QUESTION = "What is the highest peak in the mountain range in which Elk Valley, Tennessee is located?"
 KEPT = ("- Rila: Rila is a mountain range in Bulgaria, with its highest peak being Musala.\n"

@@ -1,4 +1,4 @@
-"""benchmarks/format_pairing.py: two model formats paired on the same samples."""
+"""benchmarks/studies/format_pairing.py: two model formats paired on the same samples."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from typing import Any
 
 import pytest
 
+from benchmarks.studies import format_pairing
 from tests.test_bench_stats import record
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import format_pairing  # noqa: E402
 
 
 def _folder(path: Path, model: str, rows: list[dict[str, Any]]) -> Path:
@@ -49,9 +47,8 @@ def test_the_script_refuses_bad_folders_with_one_line_and_a_hint(tmp_path: Path)
     from memread.errors import ExitStatus
 
     a = _folder(tmp_path / "a", "x", [record("bm25", 0, True)])
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "format_pairing.py"
-    done = subprocess.run([sys.executable, str(script), str(a), str(tmp_path / "missing")],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "benchmarks.studies.format_pairing", str(a), str(tmp_path / "missing")],
+                          capture_output=True, text=True, check=False, cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == ExitStatus.USAGE
     assert done.stderr.startswith(f"error: there are no results in {tmp_path / 'missing'}\n\nhint: ")
     assert "Traceback" not in done.stderr

@@ -1,13 +1,13 @@
-"""benchmarks/step_prompts.py: the evidence strategy's step prompt varied on the states a sweep reached."""
+"""benchmarks/studies/step_prompts.py: the evidence strategy's step prompt varied on the states a sweep reached."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from benchmarks.studies import step_prompts
 from memread.backends.base import ChatRequest
 from memread.backends.fake import FakeBackend
 from memread.bench import data
@@ -18,9 +18,6 @@ from memread.settings import Settings
 from memread.strategies.evidence import STEP_INSTRUCTION
 from memread.tokens import TiktokenTokenizer
 from tests.test_bench import PERSISTENT_BENCH_DATA
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import step_prompts  # noqa: E402
 
 
 @pytest.mark.network

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from docbuilders import COMMON_WORDS_QUESTION, common_words_chunks
 
 from memread.backends.base import ChatRequest
 from memread.backends.fake import FakeBackend
@@ -18,6 +17,7 @@ from memread.events import Event, LaneExited, RunFinished, StepFinished, StepSta
 from memread.loop import LaneResult, Loop
 from memread.settings import Settings
 from memread.strategies.evidence import EvidenceStrategy, _heading, evidence_names, parse_picks, units
+from memread.testing.documents import COMMON_WORDS_QUESTION, common_words_chunks
 from memread.tokens import CharTokenizer
 from memread.trace import TraceWriter, read_trace, verify_chunks
 

@@ -1,10 +1,10 @@
 """Ingestion benchmarks: PDF pages per second, and RSS while a large log streams through stdin.
 
-    python benchmarks/bench_ingest_rss.py pdf --pages 500
-    python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000          # ingest only
-    python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000 --chunk  # ingest + chunk (tiktoken, 5000)
-    python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000 --out benchmarks/results/stdin-rss
-    python benchmarks/bench_ingest_rss.py stdin --megabytes 100 1000 --spool --out benchmarks/results/stdin-rss-spool
+    python -m benchmarks.speed.bench_ingest_rss pdf --pages 500
+    python -m benchmarks.speed.bench_ingest_rss stdin --megabytes 100 1000          # ingest only
+    python -m benchmarks.speed.bench_ingest_rss stdin --megabytes 100 1000 --chunk  # ingest + chunk (tiktoken, 5000)
+    python -m benchmarks.speed.bench_ingest_rss stdin --megabytes 100 1000 --out benchmarks/results/stdin-rss
+    python -m benchmarks.speed.bench_ingest_rss stdin --megabytes 100 1000 --spool --out benchmarks/results/stdin-rss-spool
 
 ``stdin`` pipes a generated log (realistic lines, never held in memory) from one process into another that only
 opens ``-`` and iterates its segments (optionally its chunks), and reports the reader's peak RSS (ru_maxrss) and
@@ -24,17 +24,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # docbuilders
-
 
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 def bench_pdf(pages: int) -> dict[str, float]:
-    from docbuilders import build_pdf
-
     from memread.ingest import open_document
+    from memread.testing.documents import build_pdf
 
     paragraph = (
         "The harbour master counted the boats every morning and wrote the number in a ledger. "
@@ -124,7 +121,7 @@ def consume(chunk: bool, spool: bool = False) -> None:
 
 
 def bench_stdin(megabytes: int, chunk: bool, spool: bool = False) -> dict[str, object]:
-    me = [sys.executable, __file__]
+    me = [sys.executable, "-m", "benchmarks.speed.bench_ingest_rss"]  # run from the repository root
     producer = subprocess.Popen([*me, "_generate", str(megabytes)], stdout=subprocess.PIPE)
     # The reader's own TMPDIR, so what it leaves there shows; tiktoken's encoding cache (which it keeps in
     # TMPDIR/data-gym-cache unless told otherwise) goes elsewhere, as it is not memread's.
@@ -146,8 +143,7 @@ def bench_stdin(megabytes: int, chunk: bool, spool: bool = False) -> dict[str, o
 
 def write_stdin_result(out: str, results: list[dict[str, Any]], chunk: bool,
                        load_before: tuple[float, ...], spool: bool = False) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import result_files
+    from benchmarks._helpers import result_files
 
     what = "ingested and chunked (tiktoken cl100k, 5,000-token chunks)" if chunk else "ingested (segments only)"
     if spool:

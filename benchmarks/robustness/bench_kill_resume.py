@@ -10,9 +10,9 @@ trial also kills the first resume at a random point and resumes again. A kill th
 already ended is not counted as tried. ``--uniform-time`` draws moments uniformly over the reference run's
 wall time instead.
 
-    python benchmarks/bench_kill_resume.py                 # 24 kill points, seed 7
-    python benchmarks/bench_kill_resume.py --points 40 --seed 1 --chunk-tokens 80
-    python benchmarks/bench_kill_resume.py --questions 3 --layout chunk-first   # lanes sharing each chunk
+    python -m benchmarks.robustness.bench_kill_resume                 # 24 kill points, seed 7
+    python -m benchmarks.robustness.bench_kill_resume --points 40 --seed 1 --chunk-tokens 80
+    python -m benchmarks.robustness.bench_kill_resume --questions 3 --layout chunk-first   # lanes sharing each chunk
 
 Prints ``survived N / tried M`` and writes benchmarks/results/kill-resume.json and kill-resume.md.
 """
@@ -33,11 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks._helpers import RESULTS, ROOT
+
 SAMPLE = ROOT / "docs" / "sample" / "harbour-report.md"
 QUESTIONS = ("How many days was the Widow's Pier closed after the February storm?",
              "How deep was the approach channel dredged?", "How many times was the lifeboat called out?")
-RESULTS = ROOT / "benchmarks" / "results"
 
 
 def memread(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
@@ -206,7 +206,7 @@ def main() -> None:
               f"{'; resume killed too, ' + trial['landed_2'] if trial['kills'] == 2 else ''})"
               f": {'identical' if got == expected else 'DIFFERENT'}", flush=True)
 
-    command = ("python benchmarks/bench_kill_resume.py " + " ".join(sys.argv[1:])).strip()
+    command = ("python -m benchmarks.robustness.bench_kill_resume " + " ".join(sys.argv[1:])).strip()
     print(f"survived {survived} / tried {tried}")
     summary = {"command": command, "model": args.model, "strategy": args.strategy, "questions": args.questions,
                "layout": args.layout,

@@ -9,7 +9,7 @@ with the ``units`` of a past commit and with today's, and counts the chunks whos
 DOCUMENT (read and chunked as ``memread ask`` does), it counts the numbered sentences (headings aside) that do
 not end as a sentence does (. ! ? : ;): pieces of a sentence cut at a line end, or lines that are records.
 
-    python benchmarks/numbering.py --against 6555bea [DOCUMENT ...] [--out benchmarks/results/numbering.md]
+    python -m benchmarks.studies.numbering --against 6555bea [DOCUMENT ...] [--out benchmarks/results/numbering.md]
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def main() -> int:
             open_document(path).segments())]
         documents.append((Path(path).name, len(texts), cut_pieces(then, texts), cut_pieces(evidence, texts)))
         print(f"{path}: {documents[-1]}", flush=True)
-    command = " ".join(["python benchmarks/numbering.py", f"--against {args.against}", *args.documents])
+    command = " ".join(["python -m benchmarks.studies.numbering", f"--against {args.against}", *args.documents])
     lines = ["# The evidence strategy's numbering against a past commit", "",
              f"`{command}` (model `{args.model}`'s tokenizer, chunks of "
              f"{EvidenceStrategy.default_chunk_tokens} tokens as the strategy reads them)", "",

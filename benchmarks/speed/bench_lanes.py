@@ -2,10 +2,10 @@
 the KV cache reused block by block (memread's default) and with every prompt evaluated from an empty cache
 (``prefix_cache=False``: what every request cost before), measured in one run.
 
-    python benchmarks/bench_lanes.py --model qwen2.5-coder-1.5b --threads 1 \\
+    python -m benchmarks.speed.bench_lanes --model qwen2.5-coder-1.5b --threads 1 \\
         --lanes-tokens 7000 --lanes 1,2,4 --floor-tokens 7000,14000 --json benchmarks/results/lanes-qwen.json
-    python benchmarks/bench_lanes.py --lanes 1,4,1 --modes shared --floor-tokens ''   # 4 bracketed by 1
-    python benchmarks/bench_lanes.py --model smollm2-135m --lanes-tokens 3000 --floor-tokens 3000 \\
+    python -m benchmarks.speed.bench_lanes --lanes 1,4,1 --modes shared --floor-tokens ''   # 4 bracketed by 1
+    python -m benchmarks.speed.bench_lanes --model smollm2-135m --lanes-tokens 3000 --floor-tokens 3000 \\
         --chunk-tokens 1000 --memory-tokens 256          # a quick look
 
 Two parts, each running both modes back to back so that a busy machine slows both alike:
@@ -17,7 +17,7 @@ Two parts, each running both modes back to back so that a busy machine slows bot
   seconds spent generating, which sharing cannot remove.
 * **floor**: the default layout (question-first), overwrite, one question, at each ``--floor-tokens``
   length: wall time over the prefill floor (every document token evaluated once, in 512-token batches with a
-  fresh KV per chunk, as benchmarks/bench_loop.py measures it; target <= 1.1x), split into prompt evaluation
+  fresh KV per chunk, as benchmarks/speed/bench_loop.py measures it; target <= 1.1x), split into prompt evaluation
   beyond the floor, generation of the memories, and the final answer. The floor is also measured in the blocks
   memread evaluates prompts in (paragraph-sized), which shows what the fixed blocks cost by themselves. As the
   machine's load drifts between the floor and the runs, the ratio is also given *in run*: the document's
@@ -37,18 +37,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_loop import prefill_floor, text_document  # noqa: E402
-from haystack import needle_document  # noqa: E402
+from benchmarks._helpers import RUNS
+from benchmarks._helpers.haystack import needle_document
+from benchmarks._helpers.reading import prefill_floor, text_document
+from memread.ask import read
+from memread.backends.base import ChatRequest, Completion
+from memread.backends.llamacpp import LlamaCppBackend, _load_llama
+from memread.backends.prefill import SharedPrefill
+from memread.events import Answered, Event, RunFinished, StepFinished
+from memread.loop import LoopSettings
 
-from memread.ask import read  # noqa: E402
-from memread.backends.base import ChatRequest, Completion  # noqa: E402
-from memread.backends.llamacpp import LlamaCppBackend, _load_llama  # noqa: E402
-from memread.backends.prefill import SharedPrefill  # noqa: E402
-from memread.events import Answered, Event, RunFinished, StepFinished  # noqa: E402
-from memread.loop import LoopSettings  # noqa: E402
-
-RUNS = Path(__file__).resolve().parent / "runs"
 OTHER_QUESTIONS = (
     "What does the author say about how startups should raise money?",
     "Which programming languages does the author mention, and what does he think of them?",
@@ -145,7 +143,7 @@ def main() -> None:
                                       prefix_cache=mode == "shared") for mode in modes}
     recorders = {mode: Recorder(backend) for mode, backend in backends.items()}
     load = os.getloadavg()[0]
-    results: dict[str, Any] = {"command": "python benchmarks/bench_lanes.py " + " ".join(sys.argv[1:]),
+    results: dict[str, Any] = {"command": "python -m benchmarks.speed.bench_lanes " + " ".join(sys.argv[1:]),
                                "model": args.model, "threads": args.threads, "chunk_tokens": args.chunk_tokens,
                                "memory_tokens": args.memory_tokens, "n_ctx": n_ctx, "load_at_start": round(load, 1),
                                "lanes": [], "floor": {}}

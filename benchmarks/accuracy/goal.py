@@ -20,9 +20,9 @@ The default strategy is then chosen by the rule :func:`default_rule` states, wri
 paragraph) while the 50-document cells had 16 of their 48 samples and the overwrite cells at 400 documents and
 NIAH 32K none.
 
-    python benchmarks/goal.py [--bench benchmarks/results/bench] [--model qwen2.5-coder-1.5b-q4_0] [--out FILE.md]
+    python -m benchmarks.accuracy.goal [--bench benchmarks/results/bench] [--model qwen2.5-coder-1.5b-q4_0] [--out FILE.md]
 
-It reads the folders ``benchmarks/acceptance.sh`` writes (``hqa400-MODEL``, ``hqa50-acceptance-MODEL``,
+It reads the folders ``benchmarks/accuracy/acceptance.sh`` writes (``hqa400-MODEL``, ``hqa50-acceptance-MODEL``,
 ``niah-MODEL``, and for ``evidence`` ``hqa400-ids-MODEL``, ``hqa50-ids-MODEL``, ``niah-ids-MODEL``: its runs with
 ``ids`` on, its default since), scores.jsonl or results.jsonl, scored again with today's rules; no model is
 run. The report goes to stdout (and --out).
@@ -287,7 +287,7 @@ def report(results: Results, model: str) -> str:
               for method in methods]
     done = sum(1 for prefix, task, length, method, need in needed if results.n(prefix, task, length, method) >= need)
     lines = [f"# Issue 14's goal, {model}: {overall}", "",
-             "`python benchmarks/goal.py` (from the committed scores; `bash benchmarks/acceptance.sh` makes them). "
+             "`python -m benchmarks.accuracy.goal` (from the committed scores; `bash benchmarks/accuracy/acceptance.sh` makes them). "
              f"{done} of the {len(needed)} cells the issue asks for have all their samples.", "",
              "| criterion | status | figures |", "|---|---|---|", *(v.row() for v in found), "",
              "## Cells the issue asks for", "", *_progress(results), "",

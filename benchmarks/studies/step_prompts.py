@@ -11,7 +11,7 @@ A variant's reply is read by the strategy itself from the same state: whether it
 model's picks were kept, and whether a kept pick came from one of the sample's gold documents (by its title).
 "as is" re-asks the recorded prompt: its replies should equal the sweep's (same model, build, prompt).
 
-    python benchmarks/step_prompts.py FOLDER [--samples 16] [--threads 2] [--out FILE.md]
+    python -m benchmarks.studies.step_prompts FOLDER [--samples 16] [--threads 2] [--out FILE.md]
 
 Rows go to FOLDER/step-prompts.jsonl as they finish (they hold replies: keep it out of git); a second run skips
 the rows it holds. The table goes to stdout (and --out). Variants share the passage, which comes first in the

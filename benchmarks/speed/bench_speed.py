@@ -14,9 +14,9 @@ In one run, on one machine, interleaved so that the ratios share the same backgr
    chunk-sized pieces, fresh KV, same model and threads), measured before, between and after.
 4. **Lanes**: 1, 2 and 4 questions in one pass (``-q`` repeated) in both layouts, as a ratio to one question.
 
-    python benchmarks/bench_speed.py                         # the full report: about an hour on 2 idle cores
-    python benchmarks/bench_speed.py --quick                 # SmolLM2 and its Q4_0, small sizes: minutes
-    python benchmarks/bench_speed.py --sections formats,bound --repeats 3
+    python -m benchmarks.speed.bench_speed                         # the full report: about an hour on 2 idle cores
+    python -m benchmarks.speed.bench_speed --quick                 # SmolLM2 and its Q4_0, small sizes: minutes
+    python -m benchmarks.speed.bench_speed --sections formats,bound --repeats 3
 
 Results go to benchmarks/results/speed[-TAG].json and .md, with the command, the machine and how busy it was
 (other processes' cores during each measurement, load averages). Absolute tok/s on a shared machine are lower
@@ -38,15 +38,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from haystack import essays  # noqa: E402
-from machine_bound import LoadMeter, measured_kernel_peak, model_facts, peak  # noqa: E402
+from benchmarks._helpers import RESULTS
+from benchmarks._helpers.haystack import essays
+from benchmarks._helpers.machine_bound import LoadMeter, measured_kernel_peak, model_facts, peak
+from memread import models
+from memread.cpu import this_cpu
 
-from memread import models  # noqa: E402
-from memread.cpu import this_cpu  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
-RUNS = Path(__file__).resolve().parent / "runs"
 SECTIONS = ("formats", "bound", "strategies", "lanes")
 
 
@@ -452,7 +449,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in names:
         models.resolve(name)  # pull or convert first, so no measurement includes it
     report: dict[str, Any] = {
-        "command": "python benchmarks/bench_speed.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m benchmarks.speed.bench_speed " + shlex.join(argv if argv is not None else sys.argv[1:]),
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "threads": threads,
         "machine": machine(),
     }

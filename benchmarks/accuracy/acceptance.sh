@@ -15,9 +15,9 @@
 # are rewritten as samples finish (summary.md, summary.json, accuracy-TASK.svg, scores.jsonl); results.jsonl holds
 # third-party text and is git-ignored.
 #
-#   bash benchmarks/acceptance.sh                          # llama.cpp, the default model, this machine
-#   bash benchmarks/acceptance.sh OUT --threads 2          # options after OUT go to every memread bench
-#   bash benchmarks/acceptance.sh OUT --backend openai --base-url http://gpu-box:8000/v1 --model Qwen/... --parallel 16
+#   bash benchmarks/accuracy/acceptance.sh                          # llama.cpp, the default model, this machine
+#   bash benchmarks/accuracy/acceptance.sh OUT --threads 2          # options after OUT go to every memread bench
+#   bash benchmarks/accuracy/acceptance.sh OUT --backend openai --base-url http://gpu-box:8000/v1 --model Qwen/... --parallel 16
 #
 # Cost on an idle 2-core CPU with Qwen2.5-Coder-1.5B Q4_0 (rates in each summary.md header): part 1 about 1.5 hours,
 # part 2 about 4 (5 minutes a sample), part 3 about 1, part 4 about 3 to 5, part 5 about 1.5, part 6 about 2.

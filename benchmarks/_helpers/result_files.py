@@ -14,17 +14,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks._helpers import ROOT
 
 
-def command_line() -> str:
-    """The command as typed from the repository root: ``python benchmarks/x.py --flag ...``."""
+def command_line(argv: list[str] | None = None) -> str:
+    """The command as typed from the repository root: ``python -m benchmarks.speed.bench_chunk --flag ...``
+    (``argv``: the arguments, default the running script's)."""
+    args = sys.argv[1:] if argv is None else argv
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and spec.name.startswith("benchmarks."):
+        return shlex.join(["python", "-m", spec.name, *args])
     script = Path(sys.argv[0]).resolve()
     try:
         shown = str(script.relative_to(ROOT))
     except ValueError:
         shown = str(script)
-    return shlex.join(["python", shown, *sys.argv[1:]])
+    return shlex.join(["python", shown, *args])
 
 
 def machine(load_before: tuple[float, ...], load_after: tuple[float, ...]) -> dict[str, Any]:

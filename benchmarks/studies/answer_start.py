@@ -6,7 +6,7 @@ the model begins it and once begun with ``\\boxed{``. The reading is not repeate
 depend only on the question and what they kept. "Reproduced" counts the replies of the first way that equal the
 sweep's own, which says the re-asked call is the sweep's (same model, build, prompt).
 
-    python benchmarks/answer_start.py FOLDER [--methods evidence,bm25,closed-book] [--threads 2] [--out FILE.md]
+    python -m benchmarks.studies.answer_start FOLDER [--methods evidence,bm25,closed-book] [--threads 2] [--out FILE.md]
 
 Rows are written to FOLDER/answer-start.jsonl as they finish (the file holds replies: keep it out of git);
 a second run skips the rows it holds. The table goes to stdout (and --out).

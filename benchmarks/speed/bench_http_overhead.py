@@ -1,10 +1,10 @@
 """Cost of the HTTP path: the same reading steps through llama.cpp in-process and through the openai backend
 against a local ``python -m llama_cpp.server`` running the same GGUF with the same thread count.
 
-    python benchmarks/bench_http_overhead.py                          # SmolLM2, 2 threads, 5 steps x 2 lanes
-    python benchmarks/bench_http_overhead.py --model qwen2.5-coder-1.5b --threads 2 --steps 4
-    python benchmarks/bench_http_overhead.py --json
-    python benchmarks/bench_http_overhead.py --in-thread --out benchmarks/results/http-overhead   # .md + .json
+    python -m benchmarks.speed.bench_http_overhead                          # SmolLM2, 2 threads, 5 steps x 2 lanes
+    python -m benchmarks.speed.bench_http_overhead --model qwen2.5-coder-1.5b --threads 2 --steps 4
+    python -m benchmarks.speed.bench_http_overhead --json
+    python -m benchmarks.speed.bench_http_overhead --in-thread --out benchmarks/results/http-overhead   # .md + .json
 
 Each step sends one request per lane (question) with the lane's memory and the step's chunk, and the reply
 becomes the lane's next memory, as in the overwrite strategy. Both backends run the same steps, interleaved
@@ -43,16 +43,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import httpx
 
-import httpx  # noqa: E402
-import result_files  # noqa: E402
-
-from memread import models  # noqa: E402
-from memread.backends import Backend, ChatRequest, Message, create_backend  # noqa: E402
-from memread.chunk import Chunker  # noqa: E402
-from memread.document import Provenance, Segment  # noqa: E402
+from benchmarks._helpers import result_files
+from memread import models
+from memread.backends import Backend, ChatRequest, Message, create_backend
+from memread.chunk import Chunker
+from memread.document import Provenance, Segment
 
 QUESTIONS = ("Which city did the expedition leave from?", "What was the name of the ship's cook?")
 FACTS = ("The expedition left from the port city of Valparaiso at dawn.", "The ship's cook was called Aurelio Mendes.")

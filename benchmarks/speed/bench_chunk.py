@@ -1,10 +1,10 @@
 """Chunking throughput: tokens per second through :class:`memread.chunk.Chunker` with tiktoken (cl100k).
 
-    python benchmarks/bench_chunk.py                      # ~10 MB of generated text, 5000-token chunks
-    python benchmarks/bench_chunk.py --megabytes 50 --chunk-tokens 2000
-    python benchmarks/bench_chunk.py --model /path/to/model.gguf   # also with a GGUF model's own tokenizer
-    python benchmarks/bench_chunk.py --json               # one JSON object
-    python benchmarks/bench_chunk.py --repeat 3 --out benchmarks/results/chunk   # .md + .json, best of 3
+    python -m benchmarks.speed.bench_chunk                      # ~10 MB of generated text, 5000-token chunks
+    python -m benchmarks.speed.bench_chunk --megabytes 50 --chunk-tokens 2000
+    python -m benchmarks.speed.bench_chunk --model /path/to/model.gguf   # also with a GGUF model's own tokenizer
+    python -m benchmarks.speed.bench_chunk --json               # one JSON object
+    python -m benchmarks.speed.bench_chunk --repeat 3 --out benchmarks/results/chunk   # .md + .json, best of 3
 
 Cases (each generated, deterministic, never written to the repository):
 
@@ -26,20 +26,15 @@ import argparse
 import json
 import os
 import random
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import result_files  # noqa: E402
-
-from memread.chunk import Chunker  # noqa: E402
-from memread.document import Provenance, Segment  # noqa: E402
-from memread.tokens import TiktokenTokenizer, Tokenizer  # noqa: E402
+from benchmarks._helpers import result_files
+from memread.chunk import Chunker
+from memread.document import Provenance, Segment
+from memread.tokens import TiktokenTokenizer, Tokenizer
 
 SEGMENT_CHARS = 256 * 1024
 VOCABULARY = (  # noqa: SIM905 (a sentence of words reads better than a list literal)

@@ -12,7 +12,7 @@ prompt held), so the final step can be asked again without reading again. Varian
 * "reason first": the same evidence, the model asked to say which sentences answer the question before the box,
   its reply not begun (the begun box stops a 1.5B model from reasoning at all).
 
-    python benchmarks/final_prompts.py FOLDER [FOLDER ...] [--threads 2] [--out FILE.md]
+    python -m benchmarks.studies.final_prompts FOLDER [FOLDER ...] [--threads 2] [--out FILE.md]
 
 Rows go to FOLDER/final-prompts.jsonl as they finish (they hold replies: keep them out of git); a second run skips
 the samples it holds. Scored with the sweep's own rules (``lenient``, the bench's primary QA score). The table goes
@@ -28,8 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from step_prompts import emit, paired_text  # a sibling script: benchmarks/ is the script's own folder
-
+from benchmarks.studies.step_prompts import emit, paired_text
 from memread.answer import final_answer
 from memread.backends import create_backend
 from memread.backends.base import ChatRequest, Message
