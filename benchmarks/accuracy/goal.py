@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memread.bench.cells import Cell, cells, length_label, method_label
 from memread.bench.compare import Pair, pairs
-from memread.bench.report import Cell, cells, length_label, method_label
 from memread.bench.results import ResultsFolder
 from memread.bench.stats import PairedDifference, newcombe
 
@@ -190,7 +190,8 @@ def faster(results: Results) -> Verdict:
     machines = {by_method[m][i].get("machine") for m in by_method for i in common}
     per_sample = f"{seconds[0] / len(common):.0f} s against {seconds[1] / len(common):.0f} s a sample"
     # Seconds of different CPUs do not compare: then each method against a whole read on its own machine (the
-    # prefill rate of the reading-loop step calls made there: see memread.bench.report), where both have one.
+    # prefill rate of its own reading-loop step calls made there: see memread.bench.whole_read), where both
+    # have one.
     whole = {c.method: c.whole_read_ratio for c in cells([by_method[m][i] for m in by_method for i in common])}
     new_whole, overwrite_whole = whole[NEW], whole["overwrite"]
     if len(machines) > 1 and new_whole and overwrite_whole:
