@@ -5,7 +5,7 @@ Used by the callback strategy (ReMemR1) to bring back an earlier memory, and, wi
 memory or in a temporary file (so a long document's passages stay out of RAM), and ranks with BM25, so
 memread keeps no hand-written scoring.
 
-Rules (ReMemR1's own code had none of them; see the reference notes on the seed code, §2.3):
+Rules (ReMemR1's own code had none of them):
 
 * **No match is possible**: the query's words are lower-cased, stop words and one-letter words dropped,
   and the remaining words OR-ed; a text must share at least one of them (after Porter stemming) to be a

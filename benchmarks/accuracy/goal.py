@@ -214,7 +214,7 @@ def default_rule(results: Results) -> tuple[str, list[Verdict]]:
     """The rule the default strategy is chosen by, written down before the cells it reads were complete:
     ``evidence`` replaces ``overwrite`` as the default when, paired on the same samples, it beats overwrite at
     50 documents by a margin the paired test calls real, is not behind it at 400 documents, and is at most 5
-    points behind it at NIAH single-key 32K (a needle in a log). Any of the three failing on all the samples the
+    points behind it at NIAH single-key 32K (a needle among essays). Any of the three failing on all the samples the
     issue asks for keeps ``overwrite``; until then the choice is open."""
     found = [
         beats(results, "overwrite", AT_50),
