@@ -4,14 +4,17 @@ Reads two `memread bench` results folders made with the same methods, tasks and 
 `--model` (e.g. Qwen2.5-Coder-1.5B as published, Q4_K_M, and its Q4_0 conversion), pairs their records by
 sample and method, and writes a markdown table: for the primary score (lenient, on the boxed answer), the
 whole-reply score (lenient on the raw reply, blind to a dropped ``\\boxed{}``) and F1, each format's mean, the
-paired difference B − A with its 95 % interval (Newcombe / bootstrap) and the exact McNemar/sign test; then how often the
-two formats gave the same boxed answer (or both none) and the same reply word for word, the unboxed counts, and seconds per sample.
+paired difference B − A with its 95 % interval (Newcombe's for 0/1 scores, a paired bootstrap for F1: the intervals
+of every bench report, :func:`memread.bench.stats.paired`) and the exact McNemar/sign test; then how often the two
+formats gave the same boxed answer (or both none) and the same reply word for word, the unboxed counts, and seconds
+per sample.
 
     python -m benchmarks.studies.format_pairing benchmarks/results/bench/hqa50-qwen2.5-coder-1.5b \\
         benchmarks/results/bench/hqa50-qwen2.5-coder-1.5b-q4_0 --out benchmarks/results/format-pairing.md
 
-Both folders need their results.jsonl (not committed: third-party text; the commands in
-benchmarks/results/bench/README.md rebuild them with the same samples).
+Each folder needs its per-sample records: results.jsonl (never committed: third-party text; the commands in
+benchmarks/results/bench/README.md rebuild it with the same samples) or scores.jsonl (committed, no text: then the
+same-answer and same-reply columns say "—").
 """
 
 from __future__ import annotations
@@ -75,8 +78,9 @@ def report(a_folder: Path, b_folder: Path) -> str:
             lines.append(f"| {task} | {length} | {method} | {b_minus_a.n} | {label} | {_pct(a_mean)} | {_pct(b_mean)} | "
                          f"{_signed(b_minus_a.difference)} [{_signed(low)}, {_signed(high)}] | "
                          f"{b_minus_a.a_better} | {b_minus_a.b_better} | {_p(b_minus_a.p_value)} |")
-        same_answer = sum(_answer(x) == _answer(y) for x, y in zip(a, b, strict=True))
-        same_reply = sum(x.get("reply") == y.get("reply") for x, y in zip(a, b, strict=True))
+        with_text = all("reply" in r for r in (*a, *b))  # scores.jsonl holds no text to compare
+        same_answer = sum(_answer(x) == _answer(y) for x, y in zip(a, b, strict=True)) if with_text else "—"
+        same_reply = sum(x.get("reply") == y.get("reply") for x, y in zip(a, b, strict=True)) if with_text else "—"
         seconds = [sum(float(r.get("seconds") or 0.0) for r in side) / len(common) for side in (a, b)]
         agreement.append(f"| {task} | {length} | {method} | {len(common)} | {same_answer} | {same_reply} | "
                          f"{sum(not r.get('boxed') for r in a)} | {sum(not r.get('boxed') for r in b)} | "
