@@ -1,5 +1,8 @@
 """Helpers for tests of memread and of its plugins: registries and plugin state that a test may change and that
-are put back afterwards. The one place outside the registries that knows how they keep their entries."""
+are put back afterwards (here: the one place outside the registries that knows how they keep their entries),
+fixture documents (:mod:`memread.testing.documents`, :mod:`memread.testing.hostile`) and what fuzzing draws and
+checks (:mod:`memread.testing.fuzz`, shared with ``benchmarks/robustness/bench_fuzz.py``). The submodules need the
+``test`` extra and are imported only by those who use them."""
 
 from __future__ import annotations
 
