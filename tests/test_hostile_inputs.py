@@ -22,25 +22,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from docbuilders import (
+
+from memread.testing.documents import (
     SCANNED,
     Chapter,
-    billion_laughs,
     build_epub,
     build_pdf,
     build_tree,
-    bzip2_bomb,
     compress,
-    damaged_member,
     debian_file,
     encrypt_pdf,
-    gzip_bomb,
     log_lines,
+    truncated_copy,
+    without_member,
+)
+from memread.testing.hostile import (
+    billion_laughs,
+    bzip2_bomb,
+    damaged_member,
+    gzip_bomb,
     raw_pdf,
     replaced_member,
-    truncated_copy,
     with_member,
-    without_member,
 )
 
 TIMEOUT = 60.0  # seconds; the slowest row (a 10 MB line) takes about 2 s

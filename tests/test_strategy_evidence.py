@@ -98,7 +98,8 @@ def test_a_running_header_with_the_pages_number_is_boilerplate_and_names_the_pag
 
 
 def test_navigation_repeated_across_many_pages_of_a_folder_is_boilerplate() -> None:
-    topics = "ferries gulls markets tides harbours boats nets piers storms lights docks cranes".split()
+    topics = ["ferries", "gulls", "markets", "tides", "harbours", "boats", "nets", "piers", "storms", "lights",
+              "docks", "cranes"]
     segments = [Segment(f"Prev\nUp\nNext\nThis page explains {topic} at length.\n\n", Provenance(f"p{n}.html"))
                 for n, topic in enumerate(topics)]
     found = boilerplate.detect(Chunker(CharTokenizer(), 400).chunks(segments))

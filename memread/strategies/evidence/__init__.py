@@ -327,13 +327,13 @@ class EvidenceStrategy(Strategy):
             if groups:
                 return groups
         if collect.parts_asked(question):
-            found = list(self._units_of(range(len(store)), headings_only=True))
+            headings = list(self._units_of(range(len(store)), headings_only=True))
             scope = None
             for title in collect.quoted(question):
-                scope = collect.section_number(title, (unit.text for _, unit in found))
+                scope = collect.section_number(title, (unit.text for _, unit in headings))
                 if scope:
                     break
-            groups = collect.group_headings(found, scope)
+            groups = collect.group_headings(headings, scope)
             if groups:
                 return groups
         wanted = collect.anchors(question)
