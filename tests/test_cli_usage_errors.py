@@ -1,4 +1,4 @@
-"""A command line memread cannot take gets what every memread error gets (README "Exit statuses"): one line
+"""A command line memread cannot take gets what every memread error gets (docs/reference.md, "Exit statuses"): one line
 ``error: …``, a blank line and ``hint: …`` on stderr, exit status 2 — whether Click refused it (a bad option value,
 an unknown option or command, a missing argument) or a strategy did (``-o NAME=VALUE``), and before any model
 is looked for. Help, ``memread`` alone and TAB completion are not errors and behave as Click makes them."""
