@@ -10,6 +10,7 @@ made (:mod:`.collect`), not the model's.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from memread.strategies.evidence.reading import NONE_ANSWERS, snap
 
@@ -64,12 +65,13 @@ def settle_lookup(answer: str, evidence_text: str, found: str | None) -> str:
     return answer.strip() if words and present >= len(words) / 2 else DOES_NOT_SAY
 
 
-def settle_count(answer: str, counts: list[int], evidence: str = "") -> str:
-    """A how-many question's answer: the model's number when it is one of the counts code made (or their sum),
-    or a number the passages read state ("closed for 12 days"); else the count code made for the groups chosen."""
+def settle_count(answer: str, counts: list[int], stated: Iterable[str] = ()) -> str:
+    """A how-many question's answer: the model's number when it is one of the counts code made (or their sum), or
+    a number a passage read states as its whole answer (``stated``: "closed for 12 days" gave "12"); else the
+    count code made for the groups chosen (a section number, "1.2", is no count)."""
     number = re.search(r"\d[\d,]*", answer)
     valid = {str(c) for c in counts} | ({str(sum(counts))} if counts else set())
-    valid |= {n.replace(",", "") for n in re.findall(r"\d[\d,]*", evidence)}
+    valid |= {s.replace(",", "") for s in stated if re.fullmatch(r"\d[\d,]*", s.strip())}
     if number and number.group().replace(",", "") in valid:
         return number.group().replace(",", "")
     return str(sum(counts)) if counts else DOES_NOT_SAY

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memread.recall import query_terms
+from memread.strategies.evidence import keeping
 from memread.strategies.evidence.keeping import stems
 from memread.strategies.evidence.units import HEADING, Unit
 
@@ -107,7 +108,7 @@ def numbering(text: str) -> str | None:
     match = re.match(r"\s*(?:(?:Chapter|Appendix|Part|Section)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.?\s", text)
     if not match:
         return None
-    return re.sub(r"\d+", "#", match.group(1))
+    return re.sub(r"^[A-Z]", "A", re.sub(r"\d+", "#", match.group(1)))  # appendices A, B, C… alike
 
 
 def holds(unit_words: set[str], anchor: str) -> bool:
@@ -146,7 +147,8 @@ def group_headings(found: Iterable[tuple[dict[str, Any], Unit]], scope: str | No
         seen.add(unit.text)
         key = f"headings numbered like {pattern}" + (f" under {scope}" if scope else "")
         groups.setdefault(key, Group(key)).add(item)
-    return sorted(groups.values(), key=lambda g: -g.count)[:MAX_GROUPS]
+    # The outermost level first ("chapters" before "sections"), then the larger.
+    return sorted(groups.values(), key=lambda g: (g.key.count("."), -g.count))[:MAX_GROUPS]
 
 
 def group_outline(outline: Sequence[Any], titles: Sequence[str]) -> list[Group]:
@@ -184,7 +186,7 @@ def group_outline(outline: Sequence[Any], titles: Sequence[str]) -> list[Group]:
         place = heading.source.rsplit("/", 1)[-1] + (f" p. {heading.page}" if heading.page else "")
         groups.setdefault(key, Group(key)).add({"text": heading.title, "where": place, "chunk": 0, "start": 0,
                                                 "head": "", "spans": [], "step": 1, "how": "outline"})
-    return sorted(groups.values(), key=lambda g: -g.count)[:MAX_GROUPS]
+    return sorted(groups.values(), key=lambda g: (int(g.key.split()[1]), g.key.count("."), -g.count))[:MAX_GROUPS]
 
 
 def _unnumbered(title: str) -> str:
@@ -205,8 +207,67 @@ def summary(groups: Sequence[Group]) -> str:
     """The groups as the model is shown them: number, count, how they begin, and the first ones."""
     lines = []
     for number, group in enumerate(groups, 1):
-        examples = "; ".join(f"\"{item['text'][:100]}\" ({item['where']})" for item in group.items[:EXAMPLES])
+        examples = "; ".join(f"\"{item['text'][:100]}\" ({keeping.short_place(str(item['where']))})"
+                             for item in group.items[:EXAMPLES])
         more = ", …" if group.count > EXAMPLES else ""
         lines.append(f"Group {number}: {group.count} line{'s' if group.count != 1 else ''} ({group.key}), "
                      f"e.g. {examples}{more}")
     return "\n".join(lines)
+
+
+# --- over the document's passages ----------------------------------------------------------------------------
+
+
+def collected(passages: Any, question: str) -> list[Group]:
+    """The groups of the whole document's units a question is about: the outline's headings (or the headings
+    the text marks) for a question about the document's parts, else the units holding its anchors."""
+    if parts_asked(question) and passages.outline:
+        groups = group_outline(passages.outline, quoted(question))
+        if groups:
+            return groups
+    if parts_asked(question):
+        headings = list(_units_of(passages, range(len(passages)), headings_only=True))
+        scope = None
+        for title in quoted(question):
+            scope = section_number(title, (unit.text for _, unit in headings))
+            if scope:
+                break
+        groups = group_headings(headings, scope)
+        if groups:
+            return groups
+    wanted = anchors(question)
+    # The chunks to collect from: those holding every identifier of the question ("urgency=high", "XPASS"), else
+    # those holding its rarest word that the document holds.
+    chunks = passages.holding(identifiers(question))
+    if not chunks:
+        held = [(len(found), found) for anchor in wanted if (found := passages.holding([anchor]))]
+        chunks = min(held)[1] if held else []
+    return group_units(_units_of(passages, chunks), wanted)
+
+
+def _units_of(passages: Any, chunks: Iterable[int], *,
+              headings_only: bool = False) -> Iterable[tuple[dict[str, Any], Unit]]:
+    for index in chunks:
+        chunk = passages.get(index)
+        every = list(passages.units(index, keep=False))
+        for position, unit in enumerate(every):
+            if not unit.readable or (headings_only and unit.kind != HEADING):
+                continue
+            yield keeping.entry(chunk, every, position, passages.contexts[index], step=1, how="collected"), unit
+
+
+def step_prompt(question: str, groups: str) -> str:
+    return (f"memread read the whole document and grouped the lines that hold the question's words:\n\n{groups}\n\n"
+            f"Question: {question}\n\nWhich group or groups of lines is the question about? Answer with the group "
+            "numbers in \\boxed{}, e.g. \\boxed{2}.")
+
+
+def chosen_groups(reply: str, count: int) -> tuple[list[int], list[str]]:
+    """The group numbers a reply names (valid, distinct), and what was odd about it."""
+    from memread.answer import final_answer
+
+    text, boxed = final_answer(reply, style="boxed")
+    numbers = [int(n) for n in re.findall(r"\d+", text if boxed else reply)]
+    chosen = [n for n in dict.fromkeys(numbers) if 1 <= n <= count]
+    issues = [f"group {n} does not exist" for n in numbers if not 1 <= n <= count]
+    return chosen, issues

@@ -1,8 +1,8 @@
 """Keeping and bounding: evidence entries copied word for word from the document, and the memory they make.
 
-An entry is a unit the model copied (or code collected), with the units that complete it: the sentence before
-it in its paragraph when it opens with a word that points back ("It", "This"), the next one when it ends on a
-colon or is the first half of a statement; with its place (pages, lines) and its context (the heading or the
+An entry is a unit the answer was found in (or code collected), with the units that complete it: the sentence
+before it in its paragraph when it opens with a word that points back ("It", "This") or mid-sentence, and the
+next two of its paragraph; with its place (pages, lines) and its context (the heading or the
 parent line above it: a changelog item under its entry's header, a log line under its section banner). The
 memory is the entries in document order; when it outgrows its budget, the entries sharing the fewest words
 with the question (and with the other entries) are dropped first, the latest among equals.
@@ -20,6 +20,7 @@ from memread.recall import query_terms
 from memread.strategies.evidence.units import HEADING, LINE, Unit, one_line
 
 Entry = dict[str, Any]
+AFTER = 2  # sentences of its paragraph kept after a kept sentence
 _POINTS_BACK = re.compile(r"(?:It|Its|This|These|That|Those|They|Their|He|She|His|Her|Such|The latter|"
                           r"The former|Here|There)\b")
 
@@ -31,15 +32,30 @@ def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, s
     same = [i for i, other in enumerate(found) if other.block == unit.block and other.readable]
     if unit.kind != LINE and not unit.heading:
         # A fragment ("displaying line numbers, use …") or a sentence pointing back ("It …") needs the one before;
-        # one that announces ("… as follows:") or is too short to say much needs the one after.
+        # the next sentences of its paragraph often say the rest ("The dput package … as dupload." then "It can
+        # run dinstall in dry-run mode after the upload."), up to AFTER of them.
         if (_POINTS_BACK.match(unit.text) or unit.text[:1].islower()) and position - 1 in same:
             first = position - 1
-        if (unit.text.endswith(":") or len(unit.text.split()) < 6) and position + 1 in same:
-            last = position + 1
+        while last + 1 in same and last - position < AFTER:
+            last += 1
+    # An indented line is part of the record it is indented under: the record's first line comes with it
+    # ("gcc-verbose-lto-link:" above "  Prefix LLINKER with /usr/bin/time -v"), if it is near.
+    if unit.indent > 0:
+        for above in range(position - 1, max(-1, position - 4), -1):
+            other = found[above]
+            if other.readable and other.indent < unit.indent:
+                if other.kind == LINE and not other.heading:
+                    first = min(first, above)
+                break
+    # A line's children complete it: the lines below it indented more ("gcc-verbose-lto-link:" then "  Prefix
+    # LLINKER with /usr/bin/time -v"; a changelog header's items).
+    while (last + 1 < len(found) and found[last + 1].readable and found[last + 1].indent > unit.indent
+           and last - position < AFTER + 1 and not found[last + 1].heading):
+        last += 1
     start, end = found[first].start, found[last].end
     spans = chunk.locate(start, end)
     return {"chunk": chunk.index, "start": start, "end": end, "text": one_line(chunk.text[start:end]),
-            "head": _head(found, position) or context, "where": "; ".join(span.describe() for span in spans),
+            "head": _head(found, first) or context, "where": "; ".join(span.describe() for span in spans),
             "spans": [span.to_dict() for span in spans], "step": step, "how": how}
 
 
@@ -69,13 +85,13 @@ def render(entries: Sequence[Mapping[str, Any]]) -> str:
 
 
 def line(entry: Mapping[str, Any]) -> str:
-    where = _short_place(str(entry["where"]))
+    where = short_place(str(entry["where"]))
     head = f" · {entry['head']}" if entry.get("head") and entry["head"] != entry["text"] else ""
     cut = " …" if entry.get("cut") else ""
     return f"- [{where}{head}] {entry['text']}{cut}"
 
 
-def _short_place(where: str) -> str:
+def short_place(where: str) -> str:
     """``/path/book.pdf p. 12`` as ``p. 12``: the view names the document already."""
     first, _, rest = where.partition(" ")
     return rest if rest and ("/" in first or "." in first) and not first.endswith(".html") else where

@@ -72,12 +72,15 @@ class Passages:
     def get(self, index: int) -> Chunk:
         return self.store.get(index)
 
-    def units(self, index: int) -> tuple[Unit, ...]:
-        """The chunk's units (boilerplate included, flagged), computed once and kept for the chunks read."""
-        if index not in self._units:
-            self._units[index] = tuple(units(self.get(index).text, boilerplate=self.boilerplate,
-                                             headings=self.titles))
-        return self._units[index]
+    def units(self, index: int, *, keep: bool = True) -> tuple[Unit, ...]:
+        """The chunk's units (boilerplate included, flagged), computed once and kept for the chunks read
+        (``keep=False``: not kept, for a scan of the whole document)."""
+        if index in self._units:
+            return self._units[index]
+        found = tuple(units(self.get(index).text, boilerplate=self.boilerplate, headings=self.titles))
+        if keep:
+            self._units[index] = found
+        return found
 
     def readable(self, index: int) -> tuple[Unit, ...]:
         return tuple(unit for unit in self.units(index) if unit.readable)

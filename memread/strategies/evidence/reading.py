@@ -62,13 +62,24 @@ def holding(answer: str, passages: Sequence[Shown]) -> list[tuple[int, int]]:
             if snap(answer, unit.text) is not None]
 
 
-def support(question: str, passage: Shown, position: int) -> int:
-    """How many of the question's words the unit at ``position``, the units next to it and the passage's heading
-    share: how well that line is about what the question asks."""
+def support(question: str, passage: Shown, position: int, *, label: bool = True) -> int:
+    """How many of the question's words the unit at ``position``, the units next to it and (``label``) the
+    passage's heading share: how well that line is about what the question asks."""
     asked = stems(query_terms(question))
     around = passage.units[max(0, position - 1):position + 2]
-    held = stems(query_terms(" ".join(unit.text for unit in around) + " " + passage.label))
+    held = stems(query_terms(" ".join(unit.text for unit in around) + (" " + passage.label if label else "")))
     return len(asked & held)
+
+
+_SECTION_NUMBER = re.compile(r"\s*(?:\d+|[A-Z])(?:\.\d+)*\.?\s")
+
+
+def numbering_only(answer: str, unit: Unit) -> bool:
+    """Whether ``answer`` is found in ``unit`` only as the section number of a heading ("3" in "1.2.3. piuparts")."""
+    if not unit.heading:
+        return False
+    prefix = _SECTION_NUMBER.match(unit.text)
+    return prefix is not None and snap(answer, unit.text[prefix.end():]) is None
 
 
 _YES_NO_QUESTION = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|"

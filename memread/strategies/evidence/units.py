@@ -4,8 +4,9 @@ A unit is a sentence of prose, or a line that stands on its own: a log line, a r
 lines it wraps onto), a table row, a line of code or configuration, a heading. Prose wrapped at a fixed width
 (a PDF page, a hard-wrapped changelog item) is joined before it is cut into sentences, so a sentence is not cut
 at a line end. Nothing is guessed from a line's length: a short line is a unit like any other; it is a heading
-only when the text marks it as one (a numbered section title, a ``#`` or ``===`` banner, a title the document's
-outline names). Boilerplate lines (:mod:`.boilerplate`) are kept as units of their own, flagged, so they can be
+only when the text marks it as one (a numbered section title, a ``===`` banner) or the document's outline names
+it (a Markdown ``#`` heading comes from the loader's outline: in a log or a configuration file ``# …`` is a
+comment or a record, "# of unexpected failures 21"). Boilerplate lines (:mod:`.boilerplate`) are kept as units of their own, flagged, so they can be
 left out of what is shown, ranked and kept.
 """
 
@@ -40,7 +41,6 @@ _LOWER_START = re.compile(r"[a-zß-ÿ(\"'“‘]")
 _DOTTED_TITLE = re.compile(r"(?:\d+|[A-Z])(?:\.\d+)+\.?\s+[\w\"'“][^.!?]*$")
 _LONE_NUMBER_TITLE = re.compile(r"\d{1,2}\.?\s+[A-Z][^.!?,;:]*$")
 _LABELLED_TITLE = re.compile(r"(?:Chapter|Appendix|Part|Section)\s+(?:\d+|[A-Z]|[IVXLC]+)\b[.:]?(?:\s+\S.*)?$")
-_MARKDOWN_TITLE = re.compile(r"#{1,6}\s+\S")
 _BANNER = re.compile(r"(?:={3,}|\*{3,}|-{3,}|#{3,})\s*\S.*?\s*(?:={3,}|\*{3,}|-{3,}|#{3,})$")
 _HYPHEN_BREAK = re.compile(r"(?<=\w-)[ \t]*\r?\n\s*(?=[a-zß-ÿ])")
 _BREAK = re.compile(r"\s*\r?\n\s*")
@@ -82,7 +82,7 @@ def is_marked_heading(line: str) -> bool:
     if not line or len(line) > 120:
         return False
     words = line.split()
-    if _MARKDOWN_TITLE.match(line) or _BANNER.fullmatch(line):
+    if _BANNER.fullmatch(line):
         return True
     if len(words) < 2 or len(words) > 12 or line.endswith((",", ";", ")")):
         return False
