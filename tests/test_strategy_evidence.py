@@ -142,6 +142,8 @@ def test_a_steps_answer_is_its_box_and_none_means_no_answer() -> None:
 @pytest.mark.parametrize(("question", "kind"), [
     ("How many XPASS results are listed in the whole log?", collect.COUNT),
     ("How many changelog entries are marked urgency=high?", collect.COUNT),
+    ("How many days was the Widow's Pier closed after the February storm?", collect.LOOKUP),
+    ("How many seconds did the testsuite take to run?", collect.LOOKUP),
     ("List every test that failed.", collect.LIST),
     ("What is the first libgomp test reported as FAIL?", collect.FIRST),
     ("Which is the last entry signed by Matthias Klose?", collect.LAST),

@@ -48,6 +48,7 @@ COLLECT_REPLY_TOKENS = 24
 # pier was closed for 12 days after the storm" does; "# of unexpected successes 4" (design question gcc-testlog-06,
 # whose count is the 50 XPASS lines) and a heading's "2.4.1" (octave-pdf-08) do not.
 STATED_SUPPORT = 3
+NEAR_SUPPORT = 2  # question words the line most about it must share to be kept when the answer is not there
 READ, SELECT, COLLECT = "read", "select", "collect"
 
 
@@ -192,7 +193,7 @@ class EvidenceStrategy(Strategy):
     def plan_step(self, lane: int, question: str, state: State, chunk: Chunk) -> StepPlan:
         phase = self.phase(question, state)
         if phase == SELECT:
-            return StepPlan(answer.final_prompt(question, keeping.render(state.get("evidence", []))), REPLY_TOKENS,
+            return StepPlan(answer.final_prompt(question, keeping.for_model(state.get("evidence", []))), REPLY_TOKENS,
                             reply_start=reading.REPLY_START)
         if phase == COLLECT:
             return StepPlan(collect.step_prompt(question, collect.summary(self._collected(question))),
@@ -243,8 +244,10 @@ class EvidenceStrategy(Strategy):
         new_state["done"] = bool(exit_reason)
         new_state["memory"] = keeping.render(evidence)
         new_state["sources"] = _sources(evidence)
-        summary = (f"answer {found['answer']!r} on a line sharing {found['support']} of the question's words"
-                   if found else "no answer in this passage")
+        if found and found["answer"]:
+            summary = f"answer {found['answer']!r} on a line sharing {found['support']} of the question's words"
+        else:
+            summary = "kept the line most about the question" if found else "no answer in this passage"
         if dropped:
             summary += f", dropped {dropped} (memory full)"
         return StepResult(state=new_state, memory=new_state["memory"],
@@ -269,7 +272,15 @@ class EvidenceStrategy(Strategy):
             return {"answer": said.strip().strip(".").lower(), "step": step, "support": support}, []
         places = [u for _, u in reading.holding(said, [shown]) if not reading.numbering_only(said, shown.units[u])]
         if not places:
-            return None, [f"the answer {said[:60]!r} is not in the passage (but as a section number)"]
+            # The model's answer is not the passage's (it mixed two lines: "binutils-multiarch (2.30-3)"): the line
+            # most about the question is kept for the select step to read, which decides.
+            near = reading.best_lines(question, [shown], count=1)
+            if near and reading.support(question, shown, near[0][1], label=False) >= NEAR_SUPPORT:
+                self._keep(shown, [near[0][1]], evidence, step)
+                return {"answer": None, "step": step, "support": reading.support(question, shown, near[0][1]),
+                        "own_support": 0}, [f"the answer {said[:60]!r} is not in the passage; kept the line most "
+                                            "about the question"]
+            return None, [f"the answer {said[:60]!r} is not in the passage"]
         best = max(places, key=lambda u: (reading.support(question, shown, u), -u))
         self._keep(shown, [best], evidence, step)
         return {"answer": reading.snap(said, shown.units[best].text), "step": step,
@@ -327,9 +338,11 @@ class EvidenceStrategy(Strategy):
         counted = "\n".join(f"{g.count} lines ({g.key})" for g in picked)
         listed = keeping.render(items[:12]) if items else prompts.NO_MEMORY
         memory = f"{counted}\n{listed}" if kind in (collect.COUNT, collect.LIST) else listed
+        shown = keeping.for_model(items[:12]) if items else prompts.NO_MEMORY  # the model is shown no places
+        shown = f"{counted}\n{shown}" if kind in (collect.COUNT, collect.LIST) else shown
         more = kind == collect.COUNT  # a how-many question also reads its best passages (phase)
         new_state = {**state, "done": not more, "counts": counts, "kind": kind, "items": items[:200],
-                     "counted": memory, "sources": _sources(items[:200]), "memory": memory}
+                     "counted": shown, "sources": _sources(items[:200]), "memory": memory}
         if not more:
             new_state["evidence"] = items[:200]
         return StepResult(state=new_state, memory=memory, memory_changed=True, truncated=False, exit=not more,
@@ -348,9 +361,9 @@ class EvidenceStrategy(Strategy):
 
     def plan_final(self, lane: int, question: str, state: State) -> StepPlan:
         if state.get("counts") is not None:
-            lines = keeping.render(state.get("evidence", [])) if state.get("kind") == collect.COUNT else ""
+            lines = keeping.for_model(state.get("evidence", [])) if state.get("kind") == collect.COUNT else ""
             return StepPlan(answer.collect_prompt(question, str(state.get("counted", "")), lines), self._final_tokens)
-        memory = keeping.render(state.get("evidence", []))
+        memory = keeping.for_model(state.get("evidence", []))
         evidence = memory if state.get("evidence") else "(no line of the document was found to answer)"
         return StepPlan(answer.final_prompt(question, evidence), self._final_tokens)
 

@@ -38,8 +38,16 @@ _SCAFFOLD = set(["how", "many", "much", "often", "count", "number", "total", "fi
 _SHAPE_WORD = re.compile(r"\S+")
 
 
+# "How many days/seconds/bytes …" asks for a quantity the text states, not for items of the document to count.
+_MEASURE = re.compile(r"^\s*how\s+(?:many|much)\s+(?:\w+\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|"
+                      r"times|bytes|kilobytes|megabytes|gigabytes|[kmgt]i?b|percent|kilometres|kilometers|miles|"
+                      r"metres|meters|euros|dollars|people|copies)\b", re.IGNORECASE)
+
+
 def question_kind(question: str) -> str:
     """COUNT, LIST, FIRST, LAST or LOOKUP (a question the best passages answer)."""
+    if _MEASURE.search(question):
+        return LOOKUP
     if _COUNTING.search(question):
         return COUNT
     if _LISTING.search(question):

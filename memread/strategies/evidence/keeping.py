@@ -41,7 +41,7 @@ def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, s
     # An indented line is part of the record it is indented under: the record's first line comes with it
     # ("gcc-verbose-lto-link:" above "  Prefix LLINKER with /usr/bin/time -v"), if it is near.
     if unit.indent > 0:
-        for above in range(position - 1, max(-1, position - 4), -1):
+        for above in range(position - 1, max(-1, position - 4), -1):  # the record's header further up is its head
             other = found[above]
             if other.readable and other.indent < unit.indent:
                 if other.kind == LINE and not other.heading:
@@ -82,6 +82,16 @@ def render(entries: Sequence[Mapping[str, Any]]) -> str:
     if not entries:
         return prompts.NO_MEMORY
     return "\n".join(line(e) for e in sorted(entries, key=document_order))
+
+
+def for_model(entries: Sequence[Mapping[str, Any]]) -> str:
+    """The lines as the model is shown them: text under its context, no places (shown places, the default model
+    answered "[lines 379-384]")."""
+    shown = []
+    for e in sorted(entries, key=document_order):
+        head = str(e.get("head") or "")
+        shown.append(f"- {head}: {e['text']}" if head and head != e["text"] else f"- {e['text']}")
+    return "\n".join(shown) if shown else prompts.NO_MEMORY
 
 
 def line(entry: Mapping[str, Any]) -> str:
