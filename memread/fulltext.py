@@ -123,8 +123,11 @@ class FullTextIndex:
         for term, ratio in ratios.items():
             parts.append(f"SELECT rowid, ? * -bm25(words) AS score FROM words WHERE words MATCH ?{within}")
             values += [math.log(1 + ratio) / (math.log(ratio) if ratio > 1 else 1e-6), f'"{term}"', *chosen]
-        rows = self._db.execute(f"SELECT rowid, sum(score) AS total FROM ({' UNION ALL '.join(parts)}) "
-                                "GROUP BY rowid ORDER BY total DESC, rowid ASC LIMIT ?", (*values, limit))
+        if len(parts) == 1:  # SQLite would fold a lone subquery into the GROUP BY, where bm25() cannot run
+            rows = self._db.execute(f"{parts[0]} ORDER BY score DESC, rowid ASC LIMIT ?", (*values, limit))
+        else:
+            rows = self._db.execute(f"SELECT rowid, sum(score) AS total FROM ({' UNION ALL '.join(parts)}) "
+                                    "GROUP BY rowid ORDER BY total DESC, rowid ASC LIMIT ?", (*values, limit))
         return [(int(row[0]), float(row[1])) for row in rows]
 
 
