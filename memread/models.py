@@ -494,7 +494,7 @@ def quantize(source: Path, target: Path, ftype: str, *, threads: int | None = No
     """Write ``source`` converted to ``ftype`` ("Q4_0", …) at ``target`` with llama.cpp's quantizer (default
     parameters, requantizing allowed). ``progress`` gets the bytes written against ``expected``. Raises
     BackendError when llama.cpp cannot be run or refuses."""
-    from memread.backends.threads import physical_cores
+    from memread.cpu import physical_cores
 
     threads = threads or physical_cores()
     log = target.with_name(target.name + ".log")
