@@ -36,9 +36,9 @@ class Conversion:
 
     The output is byte-identical from run to run and for any thread count (checked for 0.3.16 with 1 and 2
     threads), but another llama.cpp version, or a compiler that fuses multiply-adds (ARM), may round a weight
-    differently. So the entry's sha256 pins the output of ``pinned_build`` (see :func:`memread.models.convert.converter_build`): on that
-    build a different result is an error; on any other the result is kept, its own sha256 recorded and shown as
-    not pinned.
+    differently. So the entry's sha256 pins the output of ``pinned_build`` (see
+    :func:`memread.models.convert.converter_build`): on that build a different result is an error; on any other
+    the result is kept, its own sha256 recorded and shown as not pinned.
     """
 
     source: str  # registry name of the model it is made from
