@@ -7,8 +7,11 @@ from pathlib import Path
 
 from docbuilders import (
     SCANNED,
+    Chapter,
+    build_epub,
     build_pdf,
     read_all,
+    without_member,
 )
 
 from memread.document import Heading
@@ -104,3 +107,80 @@ def test_a_pdf_whose_outline_loops_is_read_with_the_outline_up_to_the_loop_and_a
     assert [h.title for h in document.outline] == ["One", "Two"]
     assert "Second page." in text
     assert any("damaged" in warning and "circular" in warning for warning in document.warnings), document.warnings
+
+
+# --- EPUB -----------------------------------------------------------------------------------------------------
+
+BOOK = [
+    Chapter("Harbour", "<h1>1. The <em>Harbour</em></h1><p>312 boats.</p><h2>1.1. Boats</h2><p>Many.</p>"
+                       "<h3>1.1.1. Small   boats</h3><p>Dinghies.</p>"),
+    Chapter("Lighthouse", "<h1>2. The Lighthouse</h1><p>Red since 1911.</p>"),
+]
+
+
+def test_an_epubs_outline_is_its_chapters_headings_as_the_text_reads_them(tmp_path: Path) -> None:
+    book = build_epub(tmp_path / "book.epub", BOOK)
+
+    document = open_document(str(book))
+    text, _ = read_all(document)
+
+    assert [(h.level, h.title, h.chapter) for h in document.outline] == [
+        (0, "1. The Harbour", "1. The Harbour"),
+        (1, "1.1. Boats", "1. The Harbour"),
+        (2, "1.1.1. Small boats", "1. The Harbour"),
+        (0, "2. The Lighthouse", "2. The Lighthouse"),
+    ]
+    assert all(h.source == str(book) and h.page is None and h.line is None for h in document.outline)
+    assert all(h.title in text.split("\n") for h in document.outline), "each title is a line of the text"
+
+
+def test_a_chapter_without_headings_takes_its_entries_in_the_books_table_of_contents(tmp_path: Path) -> None:
+    from ebooklib import epub
+
+    book = epub.EpubBook()
+    book.set_identifier("outline-test")
+    book.set_title("Styled, not structured")
+    book.set_language("en")
+    items = []
+    for name, body in (("one.xhtml", '<p class="title">Part One</p><p id="a">Alpha.</p><p id="b">Beta.</p>'),
+                       ("two.xhtml", "<h1>Part Two</h1><p>Gamma.</p>")):
+        item = epub.EpubHtml(title=name, file_name=name, lang="en")
+        item.content = f"<html><body>{body}</body></html>"
+        book.add_item(item)
+        items.append(item)
+    book.toc = [
+        (epub.Section("Part One", "one.xhtml"), [epub.Link("one.xhtml#a", "Alpha", "a"),
+                                                 epub.Link("one.xhtml#b", "Beta", "b")]),
+        epub.Link("two.xhtml", "The second part", "two"),
+    ]
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    book.spine = ["nav", *items]
+    epub.write_epub(str(tmp_path / "styled.epub"), book)
+    expected = [(0, "Part One", "Part One", None, None), (1, "Alpha", "Part One", None, None),
+                (1, "Beta", "Part One", None, None), (0, "Part Two", "Part Two", None, None)]
+
+    assert outline(tmp_path / "styled.epub") == expected, "the second chapter's own <h1>, not its TOC label"
+    # A book ebooklib refuses is read from its zip: the same headings, from the same nav document.
+    broken = without_member(tmp_path / "styled.epub", tmp_path / "broken.epub", "toc.ncx")
+    document = open_document(str(broken))
+    _, segments = read_all(document)
+    assert any("malformed EPUB" in warning for warning in document.warnings)
+    assert [(h.level, h.title) for h in document.outline] == [(level, title) for level, title, *_ in expected]
+    chapters = [segment.provenance.chapter for segment in segments]  # named after their <title> this way
+    assert [h.chapter for h in document.outline] == [chapters[0]] * 3 + [chapters[1]]
+
+
+# --- HTML -----------------------------------------------------------------------------------------------------
+
+
+def test_an_html_pages_outline_is_its_h1_to_h6(tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    page.write_text(
+        "<!DOCTYPE html><html><head><title>Q3 report</title></head><body>"
+        "<h1>Results</h1><p>Revenue grew.</p><h3>By <b>region</b></h3><p>North.</p>"
+        "<pre># not a heading</pre><h2>Costs</h2><p>Fell.</p></body></html>"
+    )
+
+    assert outline(page) == [(0, "Results", "Q3 report", None, None), (2, "By region", "Q3 report", None, None),
+                             (1, "Costs", "Q3 report", None, None)]
