@@ -5,17 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from docbuilders import (
     SCANNED,
     Chapter,
     build_epub,
     build_pdf,
+    compress,
     read_all,
     without_member,
 )
 
 from memread.document import Heading
 from memread.ingest import open_document
+from memread.ingest.text import SEGMENT_CHARS
 
 
 def sectioned_pdf(path: Path, sections: list[tuple[int, str, str | None]]) -> Path:
@@ -184,3 +187,65 @@ def test_an_html_pages_outline_is_its_h1_to_h6(tmp_path: Path) -> None:
 
     assert outline(page) == [(0, "Results", "Q3 report", None, None), (2, "By region", "Q3 report", None, None),
                              (1, "Costs", "Q3 report", None, None)]
+
+
+# --- Markdown and text ----------------------------------------------------------------------------------------
+
+GUIDE = """\
+---
+title: front matter is not a heading
+---
+# Guide #
+
+Intro text
+===
+
+```sh
+# a shell comment, not a heading
+```
+
+    # indented code, not a heading
+
+- a list item
+---
+
+## Install `memread`
+Configure
+---------
+> # quoted, not a heading
+###### Deep
+#hashtag is not a heading
+"""
+
+
+def test_a_markdown_files_outline_is_its_atx_and_setext_headings_with_their_lines(tmp_path: Path) -> None:
+    guide = tmp_path / "guide.md"
+    guide.write_text(GUIDE)
+
+    headings = outline(guide)
+
+    assert headings == [
+        (0, "Guide", None, None, 4),
+        (0, "Intro text", None, None, 6),
+        (1, "Install `memread`", None, None, 18),
+        (1, "Configure", None, None, 19),
+        (5, "Deep", None, None, 22),
+    ]
+    lines = GUIDE.split("\n")
+    assert all(title in lines[line - 1] for _, title, _, _, line in headings if line), "each line holds its title"
+
+
+def test_a_markdown_heading_far_into_a_large_compressed_file_has_its_line_number(tmp_path: Path) -> None:
+    filler = "Some prose that is not a heading.\n" * (SEGMENT_CHARS // 34 + 100)  # crosses a segment boundary
+    count = filler.count("\n")
+    notes = tmp_path / "notes.markdown"
+    notes.write_text("# Start\n" + filler + "\nLate heading\n---\n")
+
+    assert outline(compress(notes, "gz")) == [(0, "Start", None, None, 1), (1, "Late heading", None, None, count + 3)]
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "build.log"])
+def test_plain_text_and_logs_have_no_outline_even_with_hash_lines(tmp_path: Path, name: str) -> None:
+    text = tmp_path / name
+    text.write_text("# a comment\nINFO ready\n=====\n")
+    assert outline(text) == []
