@@ -11,6 +11,7 @@ from docbuilders import (
     Chapter,
     build_epub,
     build_pdf,
+    build_tree,
     compress,
     read_all,
     without_member,
@@ -249,3 +250,34 @@ def test_plain_text_and_logs_have_no_outline_even_with_hash_lines(tmp_path: Path
     text = tmp_path / name
     text.write_text("# a comment\nINFO ready\n=====\n")
     assert outline(text) == []
+
+
+# --- folders --------------------------------------------------------------------------------------------------
+
+
+def test_a_folders_outline_is_each_files_outline_in_reading_order(tmp_path: Path) -> None:
+    root = build_tree(
+        tmp_path / "docs",
+        {
+            "a-intro.md": "# Intro\ntext\n",
+            "b-page.html": "<html><body><h2>Page</h2><p>text</p></body></html>",
+            "c-notes.txt": "# not markdown\n",
+        },
+    )
+    build_epub(root / "d-book.epub", [Chapter("Only", "<h1>Only chapter</h1><p>Book text.</p>")])
+    sectioned_pdf(root / "e-manual.pdf", [(0, "Start", "Start here.")])
+    # A PDF with a bookmark but no text is skipped: its bookmark must not be left in the outline.
+    sectioned_pdf(root / "f-scan.pdf", [(0, "Scanned", SCANNED)])
+    (root / "g-end.md").write_text("End\n===\n")
+
+    document = open_document(str(root))
+    read_all(document)
+
+    assert [(h.source, h.level, h.title, h.page, h.line) for h in document.outline] == [
+        ("a-intro.md", 0, "Intro", None, 1),
+        ("b-page.html", 1, "Page", None, None),
+        ("d-book.epub", 0, "Only chapter", None, None),
+        ("e-manual.pdf", 0, "Start", 1, None),
+        ("g-end.md", 0, "End", None, 1),
+    ]
+    assert document.stats.skipped.get("empty") == 1 or any("f-scan.pdf" in w for w in document.warnings)
