@@ -54,10 +54,10 @@ READ, SELECT, COLLECT = "read", "select", "collect"
 
 @dataclass(frozen=True)
 class EvidenceOptions:
-    passages: int = field(default=4, metadata={
+    passages: int = field(default=8, metadata={
         "min": 1, "help": "passages a question reads, one a step, before the lines its answers came from are "
                           "checked (a round)"})
-    rounds: int = field(default=3, metadata={
+    rounds: int = field(default=2, metadata={
         "min": 1, "help": "rounds a question reads at most before it answers (each re-ranks with what was found)"})
     mode: str = field(default="auto", metadata={
         "choices": ("auto", "lookup", "collect", "all"),
@@ -158,7 +158,9 @@ class EvidenceStrategy(Strategy):
         # What to look for next: the names the evidence brought up, and the answers the checks turned down (an
         # answer that does not answer names what the question is about: the tool that "takes --delayed").
         found = [str(c["answer"]) for c in state.get("candidates", []) if c.get("answer")]
-        names = names_in([*found, *(e["text"] for e in state.get("evidence", []))], question)
+        # (A line kept only as the one most about the question, with no answer on it, names nothing new.)
+        names = names_in([*found, *(e["text"] for e in state.get("evidence", []) if e.get("how") != "near")],
+                         question)
         names = [*(w for a in found for w in query_terms(a) if w not in names), *names][:24]
         ranked = self.passages.rank(question, names, skip=set(read), limit=1)
         return ranked[0][0] if ranked and ranked[0][1] > 0 else None
@@ -276,7 +278,7 @@ class EvidenceStrategy(Strategy):
             # most about the question is kept for the select step to read, which decides.
             near = reading.best_lines(question, [shown], count=1)
             if near and reading.support(question, shown, near[0][1], label=False) >= NEAR_SUPPORT:
-                self._keep(shown, [near[0][1]], evidence, step)
+                self._keep(shown, [near[0][1]], evidence, step, how="near")
                 return {"answer": None, "step": step, "support": reading.support(question, shown, near[0][1]),
                         "own_support": 0}, [f"the answer {said[:60]!r} is not in the passage; kept the line most "
                                             "about the question"]
@@ -288,7 +290,7 @@ class EvidenceStrategy(Strategy):
                 "own_support": reading.support(question, shown, best, label=False)}, []
 
     def _keep(self, shown: reading.Shown, positions: Iterable[int], evidence: list[dict[str, Any]],
-              step: int) -> None:
+              step: int, how: str = "answer") -> None:
         every = list(self.passages.units(shown.chunk))
         for u in positions:
             unit = shown.units[u]
@@ -296,7 +298,7 @@ class EvidenceStrategy(Strategy):
                 continue
             position = next(i for i, other in enumerate(every) if other.start == unit.start)
             evidence.append(keeping.entry(self.passages.get(shown.chunk), every, position,
-                                          self.passages.contexts[shown.chunk], step=step, how="answer"))
+                                          self.passages.contexts[shown.chunk], step=step, how=how))
 
     def _select(self, question: str, state: State, completion: Completion) -> StepResult:
         """The round's check: shown only the lines its answers came from, does the model answer from them? Yes

@@ -59,11 +59,11 @@ def question_kind(question: str) -> str:
 
 
 def identifiers(question: str) -> list[str]:
-    """The question's identifiers (``urgency=high``, ``libgomp.fortran/``, ``XPASS``), each as the phrase of words
-    the index holds it as."""
+    """The question's identifiers (``urgency=high``, ``libgomp.fortran/``, ``XPASS``, a version such as ``2.7-3``),
+    each as the phrase of words the index holds it as ("urgency high", "2 7 3")."""
     found: list[str] = []
     for token in re.findall(r"[\w.+-]*\w[=./:+-]+[\w.+/-]*|\b[A-Z][A-Z0-9_]{2,}\b", question):
-        phrase = " ".join(query_terms(token))
+        phrase = " ".join(re.findall(r"\w+", token.lower()))
         if phrase and phrase not in found:
             found.append(phrase)
     return found
@@ -119,22 +119,33 @@ def numbering(text: str) -> str | None:
     return re.sub(r"^[A-Z]", "A", re.sub(r"\d+", "#", match.group(1)))  # appendices A, B, C… alike
 
 
-def holds(unit_words: set[str], anchor: str) -> bool:
-    words = anchor.split()
-    return all(stems([word]) <= unit_words for word in words)
+def holds(text: str, anchor: str) -> bool:
+    """Whether ``text`` holds ``anchor``: a phrase of several words in a row, or a word (plurals alike)."""
+    words = re.findall(r"\w+", text.lower())
+    wanted = anchor.split()
+    if len(wanted) > 1:
+        return f" {anchor} " in f" {' '.join(words)} "
+    return bool(stems(wanted) & stems(words))
 
 
-def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[str]) -> list[Group]:
-    """Units that hold the rarest anchors, grouped by shape and by which anchors they hold."""
-    groups: dict[str, Group] = {}
+def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[str],
+                required: Sequence[str] = ()) -> list[Group]:
+    """Units that hold the anchors, grouped by shape and by which anchors they hold; with ``required`` (the
+    question's identifiers), only the groups holding all of them (else any of them): "urgency=high" is what the
+    question counts, "marked" is not."""
+    groups: dict[str, tuple[Group, set[str]]] = {}
     for item, unit in found:
-        words = stems(re.findall(r"\w+", unit.text.lower())) | stems(query_terms(unit.text))
-        held = [anchor for anchor in wanted if holds(words, anchor)]
+        held = [anchor for anchor in wanted if holds(unit.text, anchor)]
         if not held:
             continue
         key = f"{shape_of(unit.text)} · holding {', '.join(held)}"
-        groups.setdefault(key, Group(key)).add(item)
-    return sorted(groups.values(), key=lambda g: (-len(g.key.split(", ")), -g.count))[:MAX_GROUPS]
+        groups.setdefault(key, (Group(key), set(held)))[0].add(item)
+    chosen = list(groups.values())
+    if required:
+        every = [pair for pair in chosen if set(required) <= pair[1]]
+        some = [pair for pair in chosen if set(required) & pair[1]]
+        chosen = every or some or chosen
+    return sorted((g for g, _ in chosen), key=lambda g: (-len(g.key.split(", ")), -g.count))[:MAX_GROUPS]
 
 
 def group_headings(found: Iterable[tuple[dict[str, Any], Unit]], scope: str | None) -> list[Group]:
@@ -250,7 +261,7 @@ def collected(passages: Any, question: str) -> list[Group]:
     if not chunks:
         held = [(len(found), found) for anchor in wanted if (found := passages.holding([anchor]))]
         chunks = min(held)[1] if held else []
-    return group_units(_units_of(passages, chunks), wanted)
+    return group_units(_units_of(passages, chunks), wanted, identifiers(question))
 
 
 def _units_of(passages: Any, chunks: Iterable[int], *,

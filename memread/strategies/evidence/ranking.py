@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from memread.chunkstore import ChunkStore
@@ -100,8 +100,15 @@ class Passages:
         each, added; the earliest among equals)."""
         asked = dict(self.index.top(question, CANDIDATES + len(skip), grade_common=True))
         named = dict(self.index.top(" ".join(names), CANDIDATES + len(skip))) if names else {}
-        scored = [(chunk, asked.get(chunk, 0.0) + named.get(chunk, 0.0)) for chunk in {*asked, *named}
-                  if chunk not in skip]
+        # A passage holding one of the question's identifiers as written ("2.7-3", "urgency=high": words BM25 sees
+        # apart, or not at all when they are one character long) counts as much as half the best match.
+        best = max(asked.values(), default=0.0)
+        exact: dict[int, float] = {}
+        for phrase in identifier_phrases(question):
+            for chunk in self.index.matching(f'"{phrase}"')[:CANDIDATES + len(skip)]:
+                exact[chunk] = exact.get(chunk, 0.0) + best / 2
+        scored = [(chunk, asked.get(chunk, 0.0) + named.get(chunk, 0.0) + exact.get(chunk, 0.0))
+                  for chunk in {*asked, *named, *exact} if chunk not in skip]
         return sorted(scored, key=lambda item: (-item[1], item[0]))[:limit]
 
     def holding(self, terms: Sequence[str]) -> list[int]:
@@ -143,5 +150,11 @@ def names_in(texts: Iterable[str], question: str) -> list[str]:
     return found[:24]
 
 
-def rank_of(entries: Mapping[str, Any]) -> int:
-    return int(entries.get("rank", 0))
+def identifier_phrases(question: str) -> list[str]:
+    """The question's identifiers with punctuation inside ("2.7-3", "urgency=high", "java.opts"), as phrases."""
+    found = []
+    for token in re.findall(r"[\w.+-]*\w[=./:+-]+\w[\w.+/-]*", question):
+        phrase = " ".join(re.findall(r"\w+", token.lower()))
+        if len(phrase.split()) > 1 and phrase not in found:
+            found.append(phrase)
+    return found
