@@ -4,9 +4,14 @@ HTML page's <h1>-<h6>, a Markdown file's # and underlined lines; never guessed f
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from docbuilders import (
+
+from memread.document import Heading
+from memread.ingest import open_document, pdf_pdfium
+from memread.ingest.text import SEGMENT_CHARS
+from memread.testing.documents import (
     SCANNED,
     Chapter,
     build_epub,
@@ -17,26 +22,11 @@ from docbuilders import (
     without_member,
 )
 
-from memread.document import Heading
-from memread.ingest import open_document
-from memread.ingest.text import SEGMENT_CHARS
-
 
 def sectioned_pdf(path: Path, sections: list[tuple[int, str, str | None]]) -> Path:
-    """A PDF with a page per ``(level, bookmark title, page text)``; SCANNED for a page with a drawing and no text."""
-    from fpdf import FPDF
-
-    pdf = FPDF()
-    pdf.set_font("helvetica", size=11)
-    for level, title, text in sections:
-        pdf.add_page()
-        pdf.start_section(title, level=level)
-        if text is SCANNED:
-            pdf.rect(20, 20, 120, 80, style="F")
-        else:
-            pdf.multi_cell(0, 6, text)
-    pdf.output(str(path))
-    return path
+    """A PDF with a page per ``(level, bookmark title, page text)``; SCANNED for an image-only page."""
+    return build_pdf(path, [text for _, _, text in sections],
+                     bookmarks=[(index, level, title) for index, (level, title, _) in enumerate(sections)])
 
 
 def outline(document_path: Path) -> list[tuple[int, str, str | None, int | None, int | None]]:
@@ -111,6 +101,85 @@ def test_a_pdf_whose_outline_loops_is_read_with_the_outline_up_to_the_loop_and_a
     assert [h.title for h in document.outline] == ["One", "Two"]
     assert "Second page." in text
     assert any("damaged" in warning and "circular" in warning for warning in document.warnings), document.warnings
+
+
+def outlined_with_pypdf(path: Path, change: Any) -> Path:
+    """A three-page PDF whose pypdf-written outline ``change(writer)`` has shaped (damaged, deepened, grown)."""
+    from pypdf import PdfWriter
+
+    writer = PdfWriter(clone_from=str(build_pdf(path.with_suffix(".plain.pdf"), ["One.", "Two.", "Three."])))
+    change(writer)
+    writer.write(str(path))
+    return path
+
+
+def _untitled(writer: Any) -> None:
+    from pypdf.generic import NameObject, NumberObject
+
+    first = writer.add_outline_item(title="Untitled", page_number=0)
+    writer.get_object(first)[NameObject("/Title")] = NumberObject(42)  # not a string
+    writer.add_outline_item(title="Kept", page_number=1)
+
+
+def _dangling(writer: Any) -> None:
+    from pypdf.generic import ArrayObject, IndirectObject, NameObject
+
+    entry = writer.get_object(writer.add_outline_item(title="Nowhere", page_number=0))
+    entry.pop("/A", None)
+    entry[NameObject("/Dest")] = ArrayObject([IndirectObject(9999, 0, writer), NameObject("/Fit")])
+    writer.add_outline_item(title="Kept", page_number=1)
+
+
+def _first_is_a_number(writer: Any) -> None:
+    from pypdf.generic import NameObject, NumberObject
+
+    writer.add_outline_item(title="Lost", page_number=0)
+    writer._root_object["/Outlines"].get_object()[NameObject("/First")] = NumberObject(3)
+
+
+def _outlines_is_an_array(writer: Any) -> None:
+    from pypdf.generic import ArrayObject, NameObject, NumberObject
+
+    writer.add_outline_item(title="Lost", page_number=0)
+    writer._root_object[NameObject("/Outlines")] = ArrayObject([NumberObject(1)])
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    (_untitled, [(0, "Kept", None, 2, None)]),  # an entry without a title is no heading
+    (_dangling, [(0, "Nowhere", None, None, None), (0, "Kept", None, 2, None)]),  # a heading placed nowhere
+    (_first_is_a_number, []),
+    (_outlines_is_an_array, []),
+], ids=["title not a string", "destination object missing", "/First not a dictionary", "/Outlines an array"])
+def test_a_broken_outline_loses_its_broken_entries_and_never_the_text(
+    tmp_path: Path, change: Any, expected: list[tuple[int, str, None, int | None, None]],
+) -> None:
+    book = outlined_with_pypdf(tmp_path / "broken.pdf", change)
+    document = open_document(str(book))
+    text, _ = read_all(document)
+    assert text == "One.\n\nTwo.\n\nThree."
+    assert [(h.level, h.title, h.chapter, h.page, h.line) for h in document.outline] == expected
+
+
+def test_an_outline_past_the_limits_is_cut_with_a_warning_that_does_not_call_the_pdf_damaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def deep(writer: Any) -> None:
+        parent = None
+        for level in range(pdf_pdfium.MAX_OUTLINE_DEPTH + 3):
+            parent = writer.add_outline_item(title=f"Level {level}", page_number=0, parent=parent)
+
+    document = open_document(str(outlined_with_pypdf(tmp_path / "deep.pdf", deep)))
+    read_all(document)
+    assert [h.level for h in document.outline] == list(range(pdf_pdfium.MAX_OUTLINE_DEPTH))
+    assert document.warnings == [f"{tmp_path / 'deep.pdf'}: its outline nests deeper than "
+                                 f"{pdf_pdfium.MAX_OUTLINE_DEPTH} levels; the deeper entries are left out"]
+
+    monkeypatch.setattr(pdf_pdfium, "MAX_BOOKMARKS", 4)
+    book = build_pdf(tmp_path / "long.pdf", ["One.", "Two."], bookmarks=[(i // 5, 0, f"Entry {i}") for i in range(9)])
+    document = open_document(str(book))
+    read_all(document)
+    assert [h.title for h in document.outline] == ["Entry 0", "Entry 1", "Entry 2", "Entry 3"]
+    assert document.warnings == [f"{book}: its outline has more than 4 entries; the rest are left out"]
 
 
 # --- EPUB -----------------------------------------------------------------------------------------------------

@@ -85,6 +85,7 @@ class _Pages:
     problems: list[str] = field(default_factory=list)  # pypdf's messages and other signs of damage
     missing: dict[str, str] = field(default_factory=dict)  # library → pip name, when pypdf lacked one
     bookmarks: list[Bookmark] = field(default_factory=list)  # the outline (PDFium's only)
+    outline_cut: list[str] = field(default_factory=list)  # what the outline limits left out
     reader: Any = None
     nodes: list[pdf_pypdf.PageNode] | None = None  # pypdf's pages, aligned with PDFium's
     _pypdf_tried: bool = False
@@ -154,7 +155,7 @@ def _with_pdfium(pages: _Pages, pdfium: PdfiumDocument) -> None:
     pages.guarded = pdfium.encrypted or bool(bombs)
     pages.damaged = scan is None or bool(scan.damaged) or not pdfium.xref_valid
     if not bombs:  # where one is, the outline's objects may be in it: no outline rather than PDFium inflating it
-        pages.bookmarks = pdfium.outline(pages.problems)
+        pages.bookmarks = pdfium.outline(pages.problems, pages.outline_cut)
     if pages.guarded and pages.pypdf():
         pages.nodes = _page_nodes(pages.reader, pages.problems)
         if pages.nodes is None or len(pages.nodes) != pages.count:
@@ -302,6 +303,8 @@ class _Findings:
         if damage:
             document.warn(f"{name}: the PDF is damaged; memread recovered what it could "
                           f"({printable(damage[0][:160])})")
+        for note in pages.outline_cut:
+            document.warn(f"{name}: {note}")
 
     def glue(self, number: int, example: str) -> None:
         self.glued.append(number)
