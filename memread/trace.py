@@ -342,14 +342,15 @@ class Trace:
         exited: set[int] = set()
         answered: set[int] = set()
         for record in records:
+            # Only these kinds always carry a step and a lane: a ``warned`` record's are null when the warning is
+            # the document's or the run's (invalid UTF-8, a scanned page, a skipped file), not a step's.
             kind = record.get("type")
-            step = int(record.get("step", -1))
-            if kind == "step_finished" and step < start:
+            if kind == "step_finished" and int(record["step"]) < start:
                 states[int(record["lane"])] = dict(record.get("state") or {})
                 memories[int(record["lane"])] = str(record.get("memory", ""))
                 if record.get("exit"):
                     exited.add(int(record["lane"]))
-            elif kind == "lane_exited" and step < start:
+            elif kind == "lane_exited" and int(record["step"]) < start:
                 exited.add(int(record["lane"]))
             elif kind == "answered":
                 answered.add(int(record["lane"]))
