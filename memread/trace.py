@@ -37,6 +37,7 @@ from memread.trace_records import (  # re-exported: memread.trace is the one pla
     chunk_from_record,
     chunk_record,
     event_to_record,
+    is_whole,
     jsonable,
     record_to_event,
     text_hash,
@@ -414,7 +415,8 @@ def _alive(session: Mapping[str, Any]) -> bool:
 
 
 def parse_lines(lines: Iterable[bytes], path: Path) -> Trace:
-    """Build a Trace from raw lines; torn or garbled lines are counted and skipped."""
+    """Build a Trace from raw lines; torn or garbled lines, and records that lack a field their event needs,
+    are counted and skipped."""
     header: dict[str, Any] | None = None
     records: list[dict[str, Any]] = []
     torn = 0
@@ -432,6 +434,8 @@ def parse_lines(lines: Iterable[bytes], path: Path) -> Trace:
             if record.get("type") != "header":
                 break
             header = record
+        elif not is_whole(record):  # not written by memread (by hand, another program): unreadable too
+            torn += 1
         else:
             records.append(record)
     if header is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from typing import Any
 
 from memread.document import Chunk, Span
@@ -38,6 +38,9 @@ KINDS: dict[type, str] = {
     RunFinished: "run_finished",
 }
 CLASSES = {kind: cls for cls, kind in KINDS.items()}
+# The fields each event cannot do without (those with no default): a record that lacks one cannot be rebuilt.
+NEEDED = {kind: frozenset(f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING)
+          for kind, cls in CLASSES.items()}
 # Records worth an fsync: losing them would lose work. A StepStarted alone can be re-done.
 DURABLE = {"header", "resumed", "step_finished", "lane_exited", "answered", "run_finished"}
 
@@ -45,6 +48,11 @@ DURABLE = {"header", "resumed", "step_finished", "lane_exited", "answered", "run
 def text_hash(text: str) -> str:
     """The fingerprint of a chunk's text (sha256, hex)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def is_whole(record: Mapping[str, Any]) -> bool:
+    """Whether ``record`` holds every field its event needs (a record of no event type always does)."""
+    return NEEDED.get(str(record.get("type")), frozenset()) <= record.keys()
 
 
 # --- events <-> records ---------------------------------------------------------------------------------

@@ -149,6 +149,18 @@ def test_warnings_of_every_shape_leave_the_resume_point_where_it_was(tmp_path: P
     assert point == plain and point.start_step == 3
 
 
+def test_a_record_without_a_field_its_event_needs_is_skipped_like_a_torn_line(tmp_path: Path) -> None:
+    path = write(synthetic_run.events(stop_after_step=2, finish=False), tmp_path / "cut.jsonl")
+    with open(path, "a", encoding="utf-8") as handle:  # as a hand or another program might write them
+        handle.write('{"type":"lane_exited","t":1,"lane":1}\n{"type":"run_finished","t":2}\n')
+    trace = read_trace(path)
+    assert trace.torn_lines == 2
+    assert trace.status() == "interrupted" and trace.resume_point().start_step == 3
+    code, out, err = run_memread("traces", "show", str(path), "--json")
+    assert code == 0, err
+    assert json.loads(out)["status"] == "interrupted"
+
+
 def write(events: list[Any], path: Path) -> Path:
     writer = TraceWriter(path)
     for event in events:
