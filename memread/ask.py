@@ -17,7 +17,7 @@ from memread.events import Sink, Warned
 from memread.loop import LaneResult, Loop, LoopSettings
 
 if TYPE_CHECKING:
-    from memread.trace import Trace
+    from memread.traces.reader import Trace
 
 # Counting the chunks up front costs one extra pass of extraction and tokenization with the model's own
 # tokenizer (0.1-0.3M tokens/s for llama.cpp's); above this size the progress display goes without a total
@@ -117,7 +117,7 @@ def read(
         return loop.run(_chunks_with_warnings(document, chunks, all_sinks))
     said = [str(r.get("message")) for r in resume.effective_records() if r.get("type") == "warned"]
     chunks = _chunks_with_warnings(document, chunks, all_sinks, said)
-    from memread.trace import verify_chunks
+    from memread.traces.resume import verify_chunks
 
     point = resume.resume_point()
     chunks = verify_chunks(resume, chunks, upto=point.start_step, every_recorded=loop.strategy.chooses_order)

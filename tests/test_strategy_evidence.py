@@ -19,7 +19,7 @@ from memread.loop import LaneResult, Loop
 from memread.settings import Settings
 from memread.strategies.evidence import EvidenceStrategy, _heading, evidence_names, parse_picks, units
 from memread.tokens import CharTokenizer
-from memread.trace import TraceWriter, read_trace, verify_chunks
+from memread.traces import TraceWriter, read_trace, verify_chunks
 
 # Ten "documents" of a RULER-HotpotQA-like haystack: the bridge (who starred in the film) is in document 7, the
 # answer (what she became) in document 2; the rest is filler.

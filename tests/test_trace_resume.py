@@ -25,7 +25,7 @@ from cli_runner import run_memread
 
 from memread.backends.base import ChatRequest
 from memread.events import Warned
-from memread.trace import TraceWriter, read_trace
+from memread.traces import TraceWriter, read_trace
 
 QUESTION = "Who repaired the lamp?"
 # A log with one line of Latin-1 in it: reading it warns "not valid UTF-8" (a warning with no step and no lane).
