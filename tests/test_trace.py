@@ -155,9 +155,11 @@ def test_an_unwritable_trace_stops_the_run_with_a_hint(tmp_path):
     assert "cannot write the trace" in caught.value.message and "--no-trace" in caught.value.hint
 
 
-def test_a_full_disk_is_a_trace_error_not_a_traceback(tmp_path):
+def test_a_full_disk_is_a_trace_error_not_a_traceback(tmp_path, monkeypatch):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
+    # A lock on /dev/full is one for every process on the machine: a test run beside this one may hold it.
+    monkeypatch.setattr("memread.traces.writer.lock", lambda fd, *, exclusive: True)
     writer = TraceWriter("/dev/full", resume=True)  # opens an existing file; every write fails with ENOSPC
     with pytest.raises(TraceError, match="cannot write the trace /dev/full"):
         writer(synthetic_run.events()[0])
