@@ -161,6 +161,16 @@ def test_a_record_without_a_field_its_event_needs_is_skipped_like_a_torn_line(tm
     assert json.loads(out)["status"] == "interrupted"
 
 
+def test_a_header_without_a_field_of_the_run_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = write(synthetic_run.events(), tmp_path / "run.jsonl")
+    header, rest = path.read_text(encoding="utf-8").split("\n", 1)
+    path.write_text(json.dumps({k: v for k, v in json.loads(header).items() if k != "strategy"}) + "\n" + rest,
+                    encoding="utf-8")
+    code, _, err = run_memread("traces", "show", str(path))
+    assert code != 0 and "Traceback" not in err
+    assert err.startswith(f"error: {path} is not a memread trace (its header has no strategy)"), err
+
+
 def write(events: list[Any], path: Path) -> Path:
     writer = TraceWriter(path)
     for event in events:

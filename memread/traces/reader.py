@@ -26,7 +26,7 @@ from memread.document import Chunk
 from memread.errors import TraceError
 from memread.events import Answered, Event, RunStarted, StepFinished
 from memread.traces.locks import held_by_writer, writer_alive
-from memread.traces.records import FORMAT_VERSION, chunk_from_record, is_whole, record_to_event
+from memread.traces.records import FORMAT_VERSION, NEEDED, chunk_from_record, is_whole, record_to_event
 
 
 @dataclass(frozen=True)
@@ -185,6 +185,10 @@ def parse_lines(lines: Iterable[bytes], path: Path) -> Trace:
     if int(header.get("format", 0)) > FORMAT_VERSION:
         raise TraceError(f"{path} uses trace format {header.get('format')}, newer than this memread reads",
                          hint="upgrade memread to read this trace")
+    missing = NEEDED["run_started"] - header.keys()  # the header is the run's RunStarted
+    if missing:
+        raise TraceError(f"{path} is not a memread trace (its header has no {', '.join(sorted(missing))})",
+                         hint="pass a .jsonl file written by `memread ask`; `memread traces` lists them")
     return Trace(path=path, header=header, records=records, torn_lines=torn)
 
 
