@@ -81,6 +81,14 @@ def warned(trace: Path) -> list[dict[str, Any]]:
     return [r for r in read_trace(trace).records if r["type"] == "warned"]
 
 
+def write(events: list[Any], path: Path) -> Path:
+    writer = TraceWriter(path)
+    for event in events:
+        writer(event)
+    writer.close()
+    return path
+
+
 @pytest.mark.parametrize("stop", ["at-the-first-step", "mid-read", "at-the-answer"])
 def test_a_run_whose_document_warned_resumes_after_ctrl_c_to_the_uninterrupted_result(
         stop: str, script: Script, tmp_path: Path) -> None:
@@ -169,14 +177,6 @@ def test_a_header_without_a_field_of_the_run_is_refused_in_one_line(tmp_path: Pa
     code, _, err = run_memread("traces", "show", str(path))
     assert code != 0 and "Traceback" not in err
     assert err.startswith(f"error: {path} is not a memread trace (its header has no strategy)"), err
-
-
-def write(events: list[Any], path: Path) -> Path:
-    writer = TraceWriter(path)
-    for event in events:
-        writer(event)
-    writer.close()
-    return path
 
 
 # --- kill -9, with a real model ---------------------------------------------------------------------------
