@@ -1,5 +1,4 @@
-"""The old import path of :mod:`memread.traces` (writer, reader, resume, records, index), kept so plugins and
-programs written against it still work. New code imports from ``memread.traces``."""
+"""Old import path, kept for plugins and older code: the code lives in the package :mod:`memread.traces`."""
 
 from memread.traces.index import INDEX_NAME, default_trace_path, new_run_id, note_trace
 from memread.traces.reader import ResumePoint, Trace, parse_lines, read_trace

@@ -1,5 +1,4 @@
-"""The old import path of :mod:`memread.traces.records`, kept so plugins and programs written against it still
-work. New code imports from ``memread.traces.records``."""
+"""Old import path, kept for plugins and older code: the code lives in :mod:`memread.traces.records`."""
 
 from memread.traces.records import (
     CLASSES,

@@ -1,5 +1,4 @@
-"""The old import path of :mod:`memread.traces.index`, kept so plugins and programs written against it still
-work. New code imports from ``memread.traces.index``."""
+"""Old import path, kept for plugins and older code: the code lives in :mod:`memread.traces.index`."""
 
 from memread.traces.index import (
     RunSummary,
