@@ -125,6 +125,9 @@ class Strategy(ABC):
     chooses_order: ClassVar[bool] = False
     # Tokens of document per step when --chunk-tokens is not given (the papers read 5,000 at a time).
     default_chunk_tokens: ClassVar[int] = 5000
+    # The options that make it answer from the whole document ("how many …", "list every …"): what `--all`
+    # sets. Empty: it reads every chunk already (overwrite, callback).
+    whole_document: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, settings: Settings, tokenizer: Tokenizer | None = None, *,
                  engine_names_stops: bool = False) -> None:

@@ -39,6 +39,7 @@ decision is parsed as usual. With the flag off, replies are generated in full (f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from memread import prompts
 from memread.backends.base import Completion
@@ -150,6 +151,7 @@ class GatedStrategy(Strategy):
     label = "GRU-Mem"
     summary = "the model says whether to update the memory and whether it has read enough"
     Options = GatedOptions
+    whole_document: ClassVar[dict[str, Any]] = {"exit_gate": False}  # GRU-Mem's "w/o EG" mode
     options: GatedOptions
 
     def memory_prompt(self, question: str, memory: str, chunk: str) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from memread import prompts
 from memread.backends.base import Completion
@@ -77,6 +77,7 @@ class EvidenceStrategy(Strategy):
     Options = EvidenceOptions
     options: EvidenceOptions
     chooses_order = True
+    whole_document: ClassVar[dict[str, Any]] = {"mode": "collect"}  # every matching unit, counted in code
     default_chunk_tokens = 400  # a passage: short enough for a small model to read closely
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
