@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fuzzing import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,8 +20,8 @@ from memread.chunk import Chunker
 from memread.document import Provenance, Segment
 from memread.tokens import TiktokenTokenizer, Tokenizer
 
-EXAMPLES = 400
-MODEL_EXAMPLES = 100
+EXAMPLES = examples(400)
+MODEL_EXAMPLES = examples(100)
 
 PIECES = ["\n\n", "\n", " \n \n", ". ", "! ", "? ", "。", "！", "…", "\u2026\" ", " ", "\t", "word", "Harbour",
           "é", "e\u0301", "😀", "👩‍👩‍👧", "漢字", "ﾊﾝｶｸ", "\u200b", "\x00", "\r\n", "<|im_end|>", "A" * 300,

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 from docbuilders import fuzz_seeds, mutations, read_or_refuse
+from fuzzing import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-EXAMPLES = 50  # per seed document: 5 seeds, 250 damaged documents per CI run
+EXAMPLES = examples(50)  # per seed document: 5 seeds, 250 damaged documents per CI run
 
 SEED_NAMES = ("labelled.pdf", "fonts.pdf", "encrypted.pdf", "book.epub", "server.log.gz")
 
