@@ -132,9 +132,20 @@ class MethodSettings:
 
 
 def text_document(sample: Sample) -> Document:
-    """The sample's context as a memread Document (one segment)."""
+    """The sample's document: its real file through memread's loaders (docqa), else its context as one segment."""
+    if sample.source is not None:
+        from memread.ingest import open_document
+
+        return open_document(sample.source)
     return Document(sample.key, "text", lambda _doc: iter([Segment(sample.context, Provenance(sample.key))]),
                     size_bytes=len(sample.context.encode("utf-8")))
+
+
+def document_text(sample: Sample) -> str:
+    """The sample's whole text, as memread's loaders give it (the context itself for a built sample)."""
+    if sample.source is None:
+        return sample.context
+    return "".join(segment.text for segment in text_document(sample).segments())
 
 
 @dataclass(frozen=True)
@@ -308,7 +319,7 @@ def _one_call(prompt: str, backend: Backend, settings: LoopSettings) -> tuple[Ou
 
 
 def _run_full(sample: Sample, backend: Backend, settings: LoopSettings) -> Outcome:
-    prompt = one_prompt(sample.question, sample.context, retrieved=False, style=settings.final_prompt)
+    prompt = one_prompt(sample.question, document_text(sample), retrieved=False, style=settings.final_prompt)
     return _one_call(prompt, backend, settings)[0]
 
 

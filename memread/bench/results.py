@@ -1,6 +1,6 @@
 """Scores and the results file: one JSON line per (task, length, sample, method), appended as each finishes.
 
-Scoring (memread.answer's verifiers; reference notes seeds-code.md §1.4 and §6 for MemAgent's traps). The
+Scoring (:mod:`memread.answer`'s verifiers, which say where they depart from MemAgent's). The
 answer is *extracted* as the papers' evaluation does it: the last ``\\boxed{}`` of the final reply (with
 ``--final-prompt therefore``, else the text after "the answer is"), after any ``</think>``:
 
@@ -86,6 +86,8 @@ def score_values(metric: str, golds: Sequence[str], *, status: str, prediction: 
     prediction matches nothing. ``kept`` (the final memory, or BM25's passages) is scored like ``recall``: is
     the gold still in what the answer was given from (None when there is no such text, or the call failed)."""
     multi = len(golds) > 1 and metric == "recall"
+    if metric == "docqa":
+        return _docqa_scores(golds, status=status, prediction=prediction, reply=reply, boxed=boxed, kept=kept)
     if status != "ok":
         return {"lenient": 0.0, "strict": None if multi else 0.0, "f1": 0.0, "recall": 0.0, "whole_reply": 0.0,
                 "kept": None}
@@ -99,6 +101,23 @@ def score_values(metric: str, golds: Sequence[str], *, status: str, prediction: 
         "whole_reply": float(lenient_match(shown, golds)) if metric == "qa" else _recall(metric, shown, golds),
         "kept": None if kept is None else _recall(metric, kept, golds),
     }
+
+
+def _docqa_scores(golds: Sequence[str], *, status: str, prediction: str | None, reply: str, boxed: bool,
+                  kept: str | None) -> dict[str, float | None]:
+    """docqa's scores: ``lenient`` is its own rule (:func:`memread.bench.docqa.docqa_match`: the gold's tokens
+    in the answer's, in a row; an absent question answered as absent); there is no training verifier (strict)."""
+    from memread.bench.docqa import ABSENT_GOLD, docqa_match
+
+    absent = list(golds) == [ABSENT_GOLD]
+    if status != "ok":
+        return {"lenient": 0.0, "strict": None, "f1": 0.0, "recall": 0.0, "whole_reply": 0.0, "kept": None}
+    extracted = prediction if boxed else None
+    shown = prediction if prediction else reply
+    right = float(docqa_match(extracted, golds))
+    return {"lenient": right, "strict": None, "f1": right if absent else f1_score(extracted, golds),
+            "recall": right, "whole_reply": float(docqa_match(shown, golds)),
+            "kept": None if kept is None or absent else float(docqa_match(kept, golds))}
 
 
 def _recall(metric: str, text: str | None, golds: Sequence[str]) -> float:
@@ -136,7 +155,7 @@ def _today(record: dict[str, Any]) -> str | None:
 
 def primary(metric: str) -> str:
     """The score a task's accuracy is reported in."""
-    return "lenient" if metric == "qa" else "recall"
+    return "lenient" if metric in ("qa", "docqa") else "recall"
 
 
 def fingerprint(config: dict[str, Any]) -> str:
@@ -150,6 +169,8 @@ def record_key(task: str, length: int, index: int, method: str) -> str:
 
 def context_digest(sample: Sample) -> str:
     """The sha256 of a sample's document: records keep it instead of the (third-party) text."""
+    if sample.sha256:
+        return sample.sha256
     return hashlib.sha256(sample.context.encode("utf-8")).hexdigest()
 
 
@@ -194,6 +215,9 @@ def make_record(sample: Sample, method: str, outcome: Outcome, *, doc_tokens: in
         "scores": scores,
         "score": None if outcome.status == "n/a" else main,
         "meta": sample.meta,
+        # docqa: which question, document, kind and split (design / held-out): no document text, kept in scores.
+        **({"docqa": {k: sample.meta[k] for k in ("id", "doc", "kind", "split")}} if sample.metric == "docqa"
+           else {}),
         "config": config_id,
         **run_info,
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

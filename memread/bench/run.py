@@ -19,6 +19,7 @@ from memread.bench import data
 from memread.bench.methods import (
     MethodSettings,
     Partial,
+    document_text,
     is_strategy,
     method_names,
     one_prompt,
@@ -47,6 +48,15 @@ class BenchPlan:
     methods: tuple[str, ...]
     settings: MethodSettings = field(default_factory=lambda: MethodSettings(LoopSettings()))
     data_seed: int = DEFAULT_DATA_SEED
+    questions: tuple[int, ...] = ()  # docqa: the questions to run (memread.bench.docqa.select); () all of them
+
+    def indices(self, task: str) -> Sequence[int]:
+        """The samples of ``task`` this plan runs: docqa's chosen questions, else the first ``samples``."""
+        if task == "docqa":
+            from memread.bench import docqa
+
+            return self.questions or range(len(docqa.questions()))
+        return range(self.samples)
 
     def __post_init__(self) -> None:
         for task in self.tasks:
@@ -101,7 +111,9 @@ def strategy_options(methods: Sequence[str], given: Mapping[str, Any],
     for method in methods:
         if is_strategy(method):
             own = settings_for(method, LoopSettings(options=dict(given)))
-            own = replace(own, options={**(before or {}).get(method, {}), **own.options})
+            takes = {f.name for f in strategy_class(method).option_fields()}
+            earlier = {k: v for k, v in (before or {}).get(method, {}).items() if k in takes}  # still an option
+            own = replace(own, options={**earlier, **own.options})
             out[method] = dict(check_settings(own).options)
     return out
 
@@ -122,8 +134,17 @@ def run_config(plan: BenchPlan, backend: Backend) -> dict[str, Any]:
         "rag_passage_tokens": plan.settings.rag_passage_tokens,
         "rag_k": plan.settings.k,
         "data_seed": plan.data_seed,
-        "dataset": data.dataset_info(),
+        "dataset": dataset_info(plan.tasks),
     }
+
+
+def dataset_info(tasks: Sequence[str]) -> dict[str, Any]:
+    """The data a sweep's samples come from: docqa's pinned documents, or the RULER data wheel."""
+    if tuple(tasks) == ("docqa",):
+        from memread.bench import docqa
+
+        return docqa.dataset_info()
+    return data.dataset_info()
 
 
 def upgrade_config(stored: dict[str, Any], methods: Sequence[str]) -> dict[str, Any]:
@@ -172,14 +193,14 @@ def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1
     folder = ResultsFolder(out)
     config_id, done = open_results(folder, plan, backend)
     run_info = {"model": backend.model, "backend": backend.name, "data_seed": plan.data_seed,
-                "sampling_seed": plan.settings.loop.seed, "dataset": data.dataset_info(), "code": code_id(),
+                "sampling_seed": plan.settings.loop.seed, "dataset": dataset_info(plan.tasks), "code": code_id(),
                 "machine": this_cpu().identity if backend.name == "llamacpp" else None}  # where the model ran
     result = SweepResult()
 
     def pending() -> Iterator[tuple[str, int, int, list[str]]]:
         for task in plan.tasks:
             for length in plan.lengths:
-                for index in range(plan.samples):
+                for index in plan.indices(task):
                     todo = [m for m in plan.methods if record_key(task, length, index, m) not in done]
                     result.skipped += len(plan.methods) - len(todo)
                     for method in plan.methods:
@@ -190,7 +211,7 @@ def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1
 
     def run_sample(task: str, length: int, index: int, todo: list[str]) -> Iterator[dict[str, Any]]:
         sample = build_sample(task, length, index, plan.data_seed, backend.tokenizer)
-        doc_tokens = backend.tokenizer.count(sample.context)
+        doc_tokens = document_tokens(sample, backend)
         context = context_digest(sample)
         for method in todo:
             key = record_key(task, length, index, method)
@@ -218,6 +239,19 @@ def run_sweep(plan: BenchPlan, backend: Backend, out: Path, *, parallel: int = 1
                 keep(record)
     result.records = [r for r in folder.records() if r.get("config") == config_id]
     return result
+
+
+_DOCUMENT_TOKENS: dict[tuple[str, str], int] = {}  # (document sha256, tokenizer) → tokens, for real documents
+
+
+def document_tokens(sample: Any, backend: Backend) -> int:
+    """The tokens of a sample's document by the backend's tokenizer (a real document's counted once a run)."""
+    if sample.source is None:
+        return backend.tokenizer.count(sample.context)
+    key = (str(sample.sha256), str(getattr(backend.tokenizer, "name", "")))
+    if key not in _DOCUMENT_TOKENS:
+        _DOCUMENT_TOKENS[key] = backend.tokenizer.count(document_text(sample))
+    return _DOCUMENT_TOKENS[key]
 
 
 def _run_concurrently(jobs: Iterator[tuple[str, int, int, list[str]]],

@@ -1,6 +1,6 @@
 """Benchmark samples, built with fixed seeds from the data in :mod:`memread.bench.data`.
 
-The constructions follow the seed code and RULER (reference notes: seeds-code.md §1.5), re-implemented here
+The constructions follow the seed code and RULER (each item names what it follows), re-implemented here
 so that nothing from the data wheel is executed:
 
 * ``hqa`` — RULER-HotpotQA as MemAgent built it (``taskutils/memory_data``): every paragraph of the dev set
@@ -58,8 +58,12 @@ class Sample:
     question: str
     golds: tuple[str, ...]
     context: str
-    metric: str  # "qa" (sub-exact match) or "recall" (fraction of gold values found)
+    metric: str  # "qa" (sub-exact match), "recall" (fraction of gold values found) or "docqa" (memread.bench.docqa)
     meta: dict[str, Any] = field(default_factory=dict)
+    # A real document for memread's loaders (a file or folder path) instead of ``context`` (docqa); ``sha256``
+    # then identifies it (the records keep a document's hash, never its text).
+    source: str | None = None
+    sha256: str | None = None
 
     @property
     def key(self) -> str:
@@ -388,8 +392,28 @@ TASKS: dict[str, TaskSpec] = {
         *(TaskSpec(name, "tokens", "recall", f"RULER {name.replace('-', ' ')} over the essay haystack",
                    _niah_builder(name)) for name in _NIAH_SHAPES),
         TaskSpec("vt", "tokens", "recall", "RULER variable tracking: 1 chain, 4 hops", _vt),
+        TaskSpec("docqa", "questions", "docqa", "45 questions about 5 real documents (a PDF manual, an EPUB, a "
+                 "test log, an HTML folder, a changelog)", lambda n, i, s, t: _docqa(i)),
     )
 }
+
+
+def _docqa(index: int) -> Sample:
+    from memread.bench import docqa
+
+    every = docqa.questions()
+    if not 0 <= index < len(every):
+        raise UsageError(f"docqa has {len(every)} questions, not a question {index + 1}",
+                         hint="choose them with --questions (all, design, held-out, a document, an id)")
+    item = every[index]
+    spec = docqa.DOCS[item["doc"]]
+    return Sample(task="docqa", length=DOCQA_LENGTH, index=index, question=item["question"],
+                  golds=tuple(item["golds"]), context="", metric="docqa",
+                  meta={"id": item["id"], "doc": item["doc"], "kind": item["kind"], "split": docqa.split_of(item)},
+                  source=str(docqa.document_path(item["doc"])), sha256=spec.sha256)
+
+
+DOCQA_LENGTH = 1  # docqa's questions have no length: one "length" holds them all
 
 
 def task_names() -> list[str]:

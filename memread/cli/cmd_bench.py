@@ -19,14 +19,20 @@ _RUN_HELP = "Sweep"
 @options.shared_options
 def bench(
     tasks: list[str] = typer.Argument(
-        None, help="Tasks, comma-separated: hqa, hqa-early, squad, niah-single, niah-multikey, niah-multivalue, "
-        "niah-multiquery, niah-single-early, vt.",
+        None, help="Tasks, comma-separated: docqa (real documents), hqa, hqa-early, squad, niah-single, "
+        "niah-multikey, niah-multivalue, niah-multiquery, niah-single-early, vt.",
     ),
     lengths: list[str] = typer.Option(
         [], "--lengths", "-l", rich_help_panel=_RUN_HELP,
         help="Document lengths, comma-separated: documents for hqa (50,200), tokens otherwise (8K,32K).",
     ),
     samples: int = typer.Option(8, "--samples", "-n", min=1, rich_help_panel=_RUN_HELP, help="Samples per length."),
+    questions: list[str] = typer.Option(
+        [], "--questions", rich_help_panel=_RUN_HELP,
+        help="docqa: which questions, comma-separated: all (default), design (the even-numbered), held-out (the "
+        "odd-numbered), a document (octave-pdf, devref-epub, gcc-testlog, handbook-html, binutils-changelog), a "
+        "kind (single, two-hop, aggregate, paraphrase, absent) or a question id.",
+    ),
     methods: list[str] = typer.Option(
         [], "--methods", "--strategy", "-s", rich_help_panel=_RUN_HELP,
         help="Methods, comma-separated: any strategy (overwrite, gated, callback, a plugin's: the reading loop), "
@@ -77,7 +83,7 @@ def bench(
 
     Every finished sample is one line of OUT/results.jsonl; running the same command again skips them.
     """
-    _run(tasks=list(tasks or []), lengths=lengths, samples=samples, methods=methods, out=out, smoke=smoke,
+    _run(tasks=list(tasks or []), lengths=lengths, samples=samples, questions=questions, methods=methods, out=out, smoke=smoke,
          report_only=report_only, compare=list(compare or []), baseline=baseline, parallel=parallel, data_seed=data_seed, rag_passage_tokens=rag_passage_tokens, rag_k=rag_k,
          model=shared.model, backend=shared.backend, backend_options=shared.backend_options(),
          loop=shared.loop_settings(),
@@ -85,7 +91,7 @@ def bench(
 
 
 def _plan(tasks: list[str], lengths: list[str], samples: int, methods: list[str], data_seed: int,
-          rag_passage_tokens: int, rag_k: int | None, loop: dict[str, Any]) -> Any:
+          rag_passage_tokens: int, rag_k: int | None, loop: dict[str, Any], questions: list[str] | None = None) -> Any:
     from memread.bench.methods import MethodSettings
     from memread.bench.run import BenchPlan, parse_list
     from memread.bench.tasks import parse_length
@@ -96,13 +102,23 @@ def _plan(tasks: list[str], lengths: list[str], samples: int, methods: list[str]
     if not task_list:
         raise UsageError("no benchmark task given", hint="e.g. memread bench hqa --lengths 50,200 (or --smoke)")
     length_list = [parse_length(text) for text in parse_list(lengths)]
+    chosen: tuple[int, ...] = ()
+    if "docqa" in task_list:
+        from memread.bench import docqa
+        from memread.bench.tasks import DOCQA_LENGTH
+
+        chosen = docqa.select(questions)
+        if not length_list and set(task_list) == {"docqa"}:
+            length_list = [DOCQA_LENGTH]  # docqa's questions have no length
+    elif questions:
+        raise UsageError("--questions chooses docqa's questions", hint="add the task docqa, or drop --questions")
     if not length_list:
         raise UsageError("no --lengths given", hint="e.g. --lengths 50,200 for hqa, --lengths 8K,32K for niah-single")
     return BenchPlan(tasks=tuple(task_list), lengths=tuple(length_list), samples=samples,
                      methods=tuple(parse_list(methods) or ["overwrite", "full", "bm25", "closed-book"]),
                      settings=MethodSettings(Settings(**loop), rag_passage_tokens=rag_passage_tokens,
                                              rag_k=rag_k),
-                     data_seed=data_seed)
+                     data_seed=data_seed, questions=chosen)
 
 
 class _Reading:
@@ -173,7 +189,7 @@ def _describe(record: dict[str, Any]) -> str:
             f"{record['completion_tokens']:,} completion tokens{continued})")
 
 
-def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[str], out: Path | None,
+def _run(*, tasks: list[str], lengths: list[str], samples: int, questions: list[str], methods: list[str], out: Path | None,
          smoke: bool, report_only: bool, compare: list[Path], baseline: str | None, parallel: int, data_seed: int, rag_passage_tokens: int, rag_k: int | None,
          model: str | None, backend: str | None, backend_options: dict[str, Any], loop: dict[str, Any],
          quiet: bool, json_output: bool) -> None:
@@ -200,7 +216,7 @@ def _run(*, tasks: list[str], lengths: list[str], samples: int, methods: list[st
         if backend_options.get("context_length") is None:
             backend_options = {**backend_options, "context_length": bench_run.SMOKE_CONTEXT}
     else:
-        plan = _plan(tasks, lengths, samples, methods, data_seed, rag_passage_tokens, rag_k, loop)
+        plan = _plan(tasks, lengths, samples, methods, data_seed, rag_passage_tokens, rag_k, loop, questions)
     if baseline is not None and not compare and baseline not in plan.methods:
         raise UsageError(f"--baseline {baseline}: no such method in this sweep",
                          hint=f"choose one of: {', '.join(plan.methods)}")
