@@ -26,6 +26,8 @@ def test_every_option_both_commands_take_is_the_same_option() -> None:
             "temperature", "seed", "exit_gate", "layout", "recall_from", "json_output", "quiet"} <= shared
     for name in sorted(shared):
         a, b = ask[name], bench[name]
+        if not set(a.opts) & set(b.opts):  # type: ignore[attr-defined]
+            continue  # one parameter name, two flags (ask's --question, bench's docqa --questions): two options
         assert a.opts == b.opts, name  # type: ignore[attr-defined]
         assert a.secondary_opts == b.secondary_opts, name  # type: ignore[attr-defined]
         assert a.help == b.help, name  # type: ignore[attr-defined]
