@@ -11,9 +11,10 @@ import pytest
 
 from memread.backends import backend_names, create_backend
 from memread.backends.base import Backend, ChatRequest, Message
-from memread.backends.chat_prompt import resolve_template
 from memread.backends.llamacpp import LlamaCppBackend, LlamaTokenizer
 from memread.errors import BackendError, BudgetError, UsageError
+
+pytestmark = pytest.mark.model  # every test here loads SmolLM2
 
 CAPITAL = (Message("system", "You answer in one short sentence."),
            Message("user", "What is the capital of France?"))
@@ -166,14 +167,6 @@ def test_a_gguf_without_chat_template_warns_and_uses_chatml(tmp_path: Path, smol
         backend.close()
 
 
-def test_chat_format_choices() -> None:
-    assert resolve_template({"tokenizer.chat_template": "{{ x }}"}, None)[1:] == ("gguf", None)
-    assert resolve_template({"tokenizer.chat_template": "{{ x }}"}, "gemma")[1] == "gemma"
-    assert resolve_template({}, "{% for m in messages %}{{ m.content }}{% endfor %}")[1] == "custom"
-    with pytest.raises(UsageError, match="unknown chat format"):
-        resolve_template({}, "vicuna")
-
-
 def test_the_vocab_only_tokenizer_counts_control_strings_as_text(smollm2_path: Path) -> None:
     tokenizer = LlamaTokenizer(smollm2_path)
     assert tokenizer.name == "gguf:SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -205,13 +198,6 @@ def test_create_backend_resolves_registry_names_and_defaults_to_the_training_con
         backend.close()
     with pytest.raises(BackendError, match="not found"):
         create_backend("llamacpp", model="/no/such/model.gguf")
-
-
-def test_importing_memread_does_not_import_inference_engines() -> None:
-    script = ("import sys, memread.backends, memread.models, memread.cli.cmd_models\n"
-              "print(sorted(m for m in ('llama_cpp', 'vllm', 'httpx') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert done.stdout.strip() == "[]", done.stderr
 
 
 def test_the_kv_cache_is_reused_block_by_block_unless_prefix_cache_is_off(smollm2_path: Path) -> None:

@@ -613,6 +613,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 @pytest.mark.slow
 @pytest.mark.model
 @pytest.mark.network
+@pytest.mark.usefixtures("reuse_loaded_models")
 def test_the_smoke_preset_runs_smollm2_end_to_end_and_a_second_run_only_redoes_what_is_missing(
         smoke_out: Path) -> None:
     status, out, err = run_memread("bench", "--smoke", "--out", str(smoke_out))

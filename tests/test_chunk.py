@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 import pytest
+from fuzzing import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -77,7 +78,7 @@ def segmented_texts(draw: st.DrawFn) -> list[str]:
     return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(parts=segmented_texts(), budget=st.integers(16, 80))
 def test_any_text_cut_anywhere_comes_back_whole_with_characters(parts: list[str], budget: int) -> None:
     tokenizer = CharTokenizer()
@@ -85,7 +86,7 @@ def test_any_text_cut_anywhere_comes_back_whole_with_characters(parts: list[str]
     check(list(Chunker(tokenizer, budget).chunks(segments)), "".join(parts), tokenizer, budget)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(parts=segmented_texts(), budget=st.integers(16, 60))
 def test_any_text_cut_anywhere_comes_back_whole_with_tiktoken(
     parts: list[str], budget: int, tiktoken: TiktokenTokenizer
@@ -150,6 +151,7 @@ def test_one_huge_paragraph_is_cut_at_sentence_ends(tiktoken: TiktokenTokenizer)
     assert all(chunk.text.endswith(". ") for chunk in chunks[:-1])
 
 
+@pytest.mark.slow
 def test_a_ten_megabyte_line_chunks_between_words(tiktoken: TiktokenTokenizer) -> None:
     rng = random.Random(4)
     line = " ".join(rng.choices(WORDS, k=2_000_000))[:10_000_000]

@@ -27,7 +27,8 @@ QUESTION = "How many days was the Widow's Pier closed after the February storm?"
 SMALL = ["--chunk-tokens", "300", "--memory-tokens", "48", "--final-tokens", "32", "--temperature", "0",
          "--threads", "1"]
 
-pytestmark = pytest.mark.model
+# In-process runs share one loaded SmolLM2 (the kill and resume tests below run real processes).
+pytestmark = [pytest.mark.model, pytest.mark.usefixtures("reuse_loaded_models")]
 
 
 def run_cli(args: list[str], *, stdin: bytes = b"") -> tuple[int, str, str]:
@@ -40,8 +41,10 @@ def test_each_strategy_answers_with_a_trace_and_the_documented_json(strategy: st
 
     from memread.report import RESULT_SCHEMA
 
+    # callback's replies are bounded by --reply-tokens (ReMemR1's 2,048 by default), not by --memory-tokens
+    bounded = ["--reply-tokens", "48"] if strategy == "callback" else []
     code, out, err = run_cli(["ask", str(SAMPLE), QUESTION, "--model", str(smollm2_path), "--strategy", strategy,
-                              "--json", *SMALL])
+                              "--json", *SMALL, *bounded])
     assert code == 0, err
     result = json.loads(out)
     jsonschema.validate(result, RESULT_SCHEMA)

@@ -180,6 +180,7 @@ def test_stdin_chunks_appear_before_the_writer_is_done(tmp_path: Path) -> None:
     assert process.returncode == 0
 
 
+@pytest.mark.model
 def test_counting_with_the_models_own_tokenizer(run, tmp_path: Path, smollm2_path: Path) -> None:
     notes = tmp_path / "notes.md"
     notes.write_text("".join(log_lines(2000)))

@@ -26,12 +26,24 @@ def test_every_option_both_commands_take_is_the_same_option() -> None:
             "temperature", "seed", "exit_gate", "layout", "recall_from", "json_output", "quiet"} <= shared
     for name in sorted(shared):
         a, b = ask[name], bench[name]
+        if not set(a.opts) & set(b.opts):  # type: ignore[attr-defined]
+            continue  # one parameter name, two flags (ask's --question, bench's docqa --questions): two options
         assert a.opts == b.opts, name  # type: ignore[attr-defined]
         assert a.secondary_opts == b.secondary_opts, name  # type: ignore[attr-defined]
         assert a.help == b.help, name  # type: ignore[attr-defined]
         assert a.default == b.default, name  # type: ignore[attr-defined]
         for limit in ("min", "max", "envvar", "rich_help_panel"):
             assert getattr(a, limit, None) == getattr(b, limit, None), (name, limit)
+
+
+def test_the_shared_options_are_declared_once_and_listed_in_one_block_in_both_commands() -> None:
+    import dataclasses
+
+    declared = [field.name for field in dataclasses.fields(options.SharedOptions)]
+    for command in _commands().values():
+        names = list(_params(command))
+        start = names.index(declared[0])
+        assert names[start:start + len(declared)] == declared
 
 
 def test_parsed_options_become_the_library_arguments() -> None:
@@ -42,6 +54,10 @@ def test_parsed_options_become_the_library_arguments() -> None:
     assert backend["api_key"] is None and "model" not in backend
     assert options.loop_settings(params) == {"chunk_tokens": 700, "layout": "chunk-first",
                                              "options": {"exit_gate": False}}
+    shared = options.SharedOptions(threads=3, chunk_tokens=700, exit_gate=False, option=["patience=2"])
+    assert shared.backend_options()["n_threads"] == 3
+    assert shared.loop_settings()["chunk_tokens"] == 700
+    assert shared.loop_settings()["options"] == {"exit_gate": False, "patience": "2"}
 
 
 @pytest.mark.parametrize(("flags", "said"), [

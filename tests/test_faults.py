@@ -98,6 +98,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("reuse_loaded_models")
 def test_a_full_disk_then_a_read_only_one_stop_the_run_cleanly_and_resume_finishes_it(
         small_disk: Path, smollm2_path: Path) -> None:
     filler = small_disk / "filler"
@@ -173,7 +174,7 @@ def test_enospc_from_the_kernel_mid_run_keeps_every_completed_step(tmp_path: Pat
 # --- the engine fails mid-run ---------------------------------------------------------------------------------
 
 
-@pytest.mark.model
+@pytest.mark.model  # its own backend: the one that fails mid-reply is not handed to another test
 def test_a_llama_cpp_failure_mid_run_exits_4_and_the_run_resumes(
         smollm2_path: Path, tmp_path: Path, short_report: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import llama_cpp

@@ -12,14 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fuzzing import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memread.testing.fuzz import check_chunks, segment_lists
 from memread.tokens import TiktokenTokenizer, Tokenizer
 
-EXAMPLES = 400
-MODEL_EXAMPLES = 100
+EXAMPLES = examples(400)
+MODEL_EXAMPLES = examples(100)
 
 @pytest.fixture(scope="module")
 def tiktoken() -> Tokenizer:

@@ -15,12 +15,13 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from fuzzing import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memread.testing.fuzz import fuzz_seeds, mutations, read_or_refuse
 
-EXAMPLES = 50  # per seed document: 5 seeds, 250 damaged documents per CI run
+EXAMPLES = examples(50)  # per seed document: 5 seeds, 250 damaged documents per CI run
 
 SEED_NAMES = ("labelled.pdf", "fonts.pdf", "encrypted.pdf", "book.epub", "server.log.gz")
 

@@ -3,14 +3,15 @@ returns a defined result (never an exception), and the boxed-answer extractor ha
 braces. Replies are drawn from arbitrary text mixed with the fragments small models actually garble: tags with
 odd case and spacing, unclosed tags, code fences, think blocks, ``\\boxed{`` and stray braces.
 
-CI examples per run: :data:`EXAMPLES` for each of the ten properties below and a quarter of it for the evidence
-strategy's whole step (2,050).
+Examples per run under the ci Hypothesis profile: :data:`EXAMPLES` for each of the ten properties below and a
+quarter of it for the evidence strategy's whole step (2,050); the dev profile tries a quarter of those.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from fuzzing import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,7 +40,7 @@ from memread.testing.fuzz import (
     replies,
 )
 
-EXAMPLES = 200
+EXAMPLES = examples(200)
 
 fuzz = settings(max_examples=EXAMPLES, deadline=None)
 

@@ -79,6 +79,7 @@ class Case:
     hint: str = ""  # in the hint line (status 3)
     characters: int | None = None  # status 0: exactly this much text is read (the readable part)
     skip_reason: str | None = None
+    slow: bool = False  # several seconds: left out of the fast tier
 
 
 @dataclass(frozen=True)
@@ -365,7 +366,7 @@ CASES = [
          characters=len(UTF16_TEXT)),
     Case("UTF-16 LE without a BOM", _file("nobom.txt", UTF16_TEXT.encode("utf-16-le")), 0,
          characters=len(UTF16_TEXT)),
-    Case("a 10 MB single line", ten_megabyte_line, 0, characters=10 << 20),
+    Case("a 10 MB single line", ten_megabyte_line, 0, characters=10 << 20, slow=True),
     Case("a megabyte of base64 without whitespace", megabyte_without_whitespace, 0, characters=1_000_000),
     Case("100k empty lines", _file("blank.log", b"\n" * 100_000), INPUT, "is empty"),
     Case("100k empty lines, then one line of text", _file("late.log", b"\n" * 100_000 + HARBOUR.encode()), 0,
@@ -376,7 +377,8 @@ CASES = [
     Case("gzip bomb (1 GiB of newlines in 1 MiB)", gzip_bomb_file, INPUT, "decompression bomb",
          "MEMREAD_MAX_EXPANSION"),
     Case("bzip2 bomb (40 MiB in 70 bytes)", bzip2_bomb_file, INPUT, "decompression bomb", "MEMREAD_MAX_EXPANSION"),
-    Case("gzip bomb piped to stdin", gzip_bomb_on_stdin, INPUT, "standard input: refused", "MEMREAD_MAX_EXPANSION"),
+    Case("gzip bomb piped to stdin", gzip_bomb_on_stdin, INPUT, "standard input: refused", "MEMREAD_MAX_EXPANSION",
+         slow=True),
     Case("small 1,000x gzip (under the 32 MiB floor)", lambda folder: Invocation(
         str(gzip_bomb(folder / "small.log.gz", 1, prefix=b"first line\n"))), 0, characters=11 + (1 << 20)),
     Case("truncated gzip log", truncated_gzip, INPUT, "truncated or corrupt", "gzip -t"),
@@ -451,7 +453,8 @@ def outcomes(request: pytest.FixtureRequest,
                for case in CASES if case.id in selected and not case.skip_reason}
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@pytest.mark.parametrize("case", [pytest.param(case, id=case.id, marks=[pytest.mark.slow] if case.slow else [])
+                                  for case in CASES])
 def test_a_hostile_input_gets_its_documented_outcome(case: Case, outcomes: dict[str, Future[Result]]) -> None:
     if case.skip_reason:
         pytest.skip(case.skip_reason)

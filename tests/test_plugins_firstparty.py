@@ -23,6 +23,9 @@ from pathlib import Path
 import docx
 import pytest
 
+# pip builds the plugins with setuptools from the package index (the first run; later ones reuse the install)
+pytestmark = pytest.mark.network
+
 ROOT = Path(__file__).resolve().parents[1]
 FIRST_PARTY = ("memread-docx", "memread-html")
 _NOT_SOURCE = shutil.ignore_patterns("build", "dist", "*.egg-info", "__pycache__", "tests", ".pytest_cache")

@@ -198,6 +198,7 @@ def test_the_summary_line_counts_a_session_ended_by_ctrl_c_as_the_json_stats_do(
 
 
 @pytest.mark.model
+@pytest.mark.usefixtures("reuse_loaded_models")
 def test_memread_ask_json_on_a_real_model_prints_one_valid_object(smollm2_path, tmp_path):
     """`memread ask --json` in a pipe: stdout is exactly one JSON object of the documented shape; stderr
     has plain progress lines and no control codes; the trace it names is private and listed."""

@@ -17,7 +17,6 @@ from memread.backends.base import ChatRequest, Completion, Message
 from memread.backends.llamacpp import LlamaCppBackend
 from memread.backends.prefill import PARAGRAPH_BLOCK, block_ends, shared_length
 from memread.backends.threads import ThreadPolicy
-from memread.cpu import this_cpu
 from memread.document import Document, Provenance, Segment
 from memread.events import Answered, Event, StepFinished
 from memread.loop import LoopSettings
@@ -79,23 +78,24 @@ def test_blocks_end_at_paragraphs_once_long_enough_and_never_pass_the_batch_size
 
 @pytest.mark.model
 @pytest.mark.slow
-def test_the_hazard_is_real_another_split_of_the_same_prompt_gives_other_numbers(
-        smollm2_backend: LlamaCppBackend) -> None:
-    # Why memread cuts prompts only where the prompt says: llama.cpp evaluating the same tokens in other
-    # batches (here the last token alone, as llama-cpp-python's own prefix reuse does) computes other logits.
+def test_a_prompt_cut_in_the_same_blocks_gives_the_same_logits_every_time(smollm2_backend: LlamaCppBackend) -> None:
+    # What exact replies rest on. Why memread cuts prompts only where the prompt says (prefill.split): llama.cpp
+    # evaluating the same tokens in other batches may compute other logits. Zen 5's AVX-512 kernels do (the last
+    # token evaluated alone, as llama-cpp-python's own prefix reuse does, gave other numbers); Zen 3's AVX2 ones
+    # did not. The same cuts, evaluated again from an empty cache, must give the same numbers bit for bit.
     llm, prefill = smollm2_backend._llm, smollm2_backend._prefill
     prompt = smollm2_backend.prompt_tokens((Message("user", REPORT[:4400]),))  # 1,151 tokens
+    blocks = prefill.split(prompt)
+    assert len(blocks) > 1  # Llama.eval cuts at 512 tokens too
     logits = []
-    for blocks in (prefill.split(prompt), [prompt[:-1], prompt[-1:]]):  # Llama.eval cuts at 512 tokens too
+    for _ in range(2):
         prefill.forget()
         for block in blocks:
             llm.eval(block)
         logits.append(np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),))
                       .copy())
     prefill.forget()
-    if np.array_equal(logits[0], logits[1]):  # seen on a Zen 3 (AVX2): its kernels sum both splits alike
-        pytest.skip(f"on this CPU ({this_cpu().identity}) llama.cpp computed the same logits for both splits: the "
-                    "hazard is the Zen 5 AVX-512 kernels'; the tests below hold the splits fixed either way")
+    assert np.array_equal(logits[0], logits[1])
 
 
 # --- sharing on the real model ---------------------------------------------------------------------------

@@ -11,14 +11,13 @@ from typing import Any
 
 import typer
 
-from memread import settings as defaults
 from memread.cli import options
 
 _RUN_HELP = "Sweep"
 
 
+@options.shared_options
 def bench(
-    ctx: typer.Context,
     tasks: list[str] = typer.Argument(
         None, help="Tasks, comma-separated: docqa (real documents), hqa, hqa-early, squad, niah-single, "
         "niah-multikey, niah-multivalue, niah-multiquery, niah-single-early, vt.",
@@ -76,34 +75,7 @@ def bench(
         None, "--rag-k", min=1, rich_help_panel=_RUN_HELP,
         help="bm25: passages in the prompt (default: as many as fill one --chunk-tokens).",
     ),
-    model: options.Model = None,
-    backend: options.Backend = None,
-    base_url: options.BaseUrl = None,
-    api_key: options.ApiKey = None,
-    timeout: options.Timeout = None,
-    concurrency: options.Concurrency = None,
-    context_length: options.ContextLength = None,
-    threads: options.Threads = None,
-    tensor_parallel_size: options.TensorParallelSize = None,
-    pipeline_parallel_size: options.PipelineParallelSize = None,
-    distributed_executor_backend: options.DistributedExecutorBackend = None,
-    system: options.System = None,
-    chunk_tokens: options.ChunkTokens = None,
-    memory_tokens: options.MemoryTokens = defaults.MEMORY_TOKENS,
-    reply_tokens: options.ReplyTokens = None,
-    final_tokens: options.FinalTokens = defaults.FINAL_TOKENS,
-    temperature: options.Temperature = defaults.TEMPERATURE,
-    top_p: options.TopP = defaults.TOP_P,
-    seed: options.Seed = defaults.SEED,
-    final_prompt: options.FinalPrompt = defaults.FINAL_PROMPT,
-    answer_start: options.AnswerStart = None,
-    exit_gate: options.ExitGate = None,
-    stop_on_check_no: options.StopOnCheckNo = None,
-    recall_from: options.RecallFrom = None,
-    recall_tokens: options.RecallTokens = None,
-    max_read: options.MaxRead = None,
-    option: options.StrategyOption = None,
-    layout: options.Layout = defaults.LAYOUT,
+    shared: options.SharedOptions = options.SHARED_DEFAULTS,
     quiet: options.Quiet = False,
     json_output: options.Json = False,
 ) -> None:
@@ -113,8 +85,8 @@ def bench(
     """
     _run(tasks=list(tasks or []), lengths=lengths, samples=samples, questions=questions, methods=methods, out=out, smoke=smoke,
          report_only=report_only, compare=list(compare or []), baseline=baseline, parallel=parallel, data_seed=data_seed, rag_passage_tokens=rag_passage_tokens, rag_k=rag_k,
-         model=model, backend=backend, backend_options=options.backend_options(ctx.params),
-         loop=options.loop_settings(ctx.params),
+         model=shared.model, backend=shared.backend, backend_options=shared.backend_options(),
+         loop=shared.loop_settings(),
          quiet=quiet, json_output=json_output)
 
 

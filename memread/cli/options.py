@@ -1,17 +1,27 @@
 """The options that ``ask`` and ``bench`` share, each defined once (as sqlite-utils does): the same flag means
 the same thing, with the same help and the same limits, on every command that takes it.
 
-A command declares one as ``model: options.Model = None`` and, taking a ``typer.Context``, turns what was
-parsed into the library's arguments with :func:`backend_options` and :func:`loop_settings`.
+The backend and reading options both commands take are the fields of :class:`SharedOptions`, declared once
+here; a command takes them all with the :func:`shared_options` decorator and one ``shared:
+options.SharedOptions`` parameter, and turns them into the library's arguments with
+:meth:`SharedOptions.backend_options` and :meth:`SharedOptions.loop_settings`. An option only some commands
+take is declared here as a type (``json_output: options.Json = False``).
 
 Module level imports only typer and the standard library (shell completion imports this on every TAB).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
+
+from memread import settings as defaults
 
 BACKEND = "Backend options"
 READING = "Reading"
@@ -163,8 +173,94 @@ _SETTINGS_FIELDS = (
 # Parameters that are options of the built-in strategies (Settings.options), given when not None.
 _STRATEGY_OPTIONS = ("exit_gate", "stop_on_check_no", "recall_from", "recall_tokens", "max_read")
 
+
+@dataclasses.dataclass(frozen=True)
+class SharedOptions:
+    """The backend and reading options ``ask`` and ``bench`` both take: each field is one option (its type
+    carries the flag, the help and the limits; its default is the option's). ``--help`` lists them where the
+    command's ``shared`` parameter stands, in this order."""
+
+    # backend
+    model: Model = None
+    backend: Backend = None
+    base_url: BaseUrl = None
+    api_key: ApiKey = None
+    timeout: Timeout = None
+    concurrency: Concurrency = None
+    context_length: ContextLength = None
+    threads: Threads = None
+    tensor_parallel_size: TensorParallelSize = None
+    pipeline_parallel_size: PipelineParallelSize = None
+    distributed_executor_backend: DistributedExecutorBackend = None
+    system: System = None
+    # reading
+    chunk_tokens: ChunkTokens = None
+    memory_tokens: MemoryTokens = defaults.MEMORY_TOKENS
+    reply_tokens: ReplyTokens = None
+    final_tokens: FinalTokens = defaults.FINAL_TOKENS
+    temperature: Temperature = defaults.TEMPERATURE
+    top_p: TopP = defaults.TOP_P
+    seed: Seed = defaults.SEED
+    final_prompt: FinalPrompt = defaults.FINAL_PROMPT
+    answer_start: AnswerStart = None
+    exit_gate: ExitGate = None
+    stop_on_check_no: StopOnCheckNo = None
+    recall_from: RecallFrom = None
+    recall_tokens: RecallTokens = None
+    max_read: MaxRead = None
+    option: StrategyOption = None
+    layout: Layout = defaults.LAYOUT
+
+    def params(self) -> dict[str, Any]:
+        """The options by parameter name, as Click parsed them."""
+        return {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+
+    def backend_options(self) -> dict[str, Any]:
+        """The backend factory's keyword arguments (see :func:`backend_options`)."""
+        return backend_options(self.params())
+
+    def loop_settings(self) -> dict[str, Any]:
+        """The :class:`~memread.settings.Settings` fields these options set (see :func:`loop_settings`)."""
+        return loop_settings(self.params())
+
+
+SHARED_DEFAULTS = SharedOptions()
+
+
+def shared_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command every :class:`SharedOptions` option: in its signature (what Typer reads), its ``shared``
+    parameter becomes one parameter per option, in place, so ``--help`` lists them there; when it runs, the
+    parsed values reach it gathered in one ``shared`` value."""
+    own = inspect.signature(command, eval_str=True)
+    if "shared" not in own.parameters:
+        raise TypeError(f"{command.__name__} has no `shared: SharedOptions` parameter to put the options in")
+    hints = typing.get_type_hints(SharedOptions, include_extras=True)
+    fields = dataclasses.fields(SharedOptions)
+    expanded: list[inspect.Parameter] = []
+    for parameter in own.parameters.values():
+        if parameter.name != "shared":
+            expanded.append(parameter)
+            continue
+        expanded.extend(inspect.Parameter(field.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                          default=field.default, annotation=hints[field.name])
+                        for field in fields)
+
+    @functools.wraps(command)
+    def with_shared_options(*args: Any, **kwargs: Any) -> Any:
+        given = {field.name: kwargs.pop(field.name) for field in fields if field.name in kwargs}
+        return command(*args, shared=SharedOptions(**given), **kwargs)
+
+    signature = own.replace(parameters=expanded)
+    with_shared_options.__signature__ = signature  # type: ignore[attr-defined]
+    with_shared_options.__annotations__ = {
+        **{parameter.name: parameter.annotation for parameter in expanded},
+        "return": signature.return_annotation,
+    }
+    return with_shared_options
+
+
 def backend_options(params: dict[str, Any]) -> dict[str, Any]:
-    """The backend factory's keyword arguments from a command's parsed parameters (``ctx.params``)."""
+    """The backend factory's keyword arguments from parsed parameters by name (:meth:`SharedOptions.params`)."""
     return {keyword: params.get(name) for name, keyword in _BACKEND_KEYWORDS.items()}
 
 
