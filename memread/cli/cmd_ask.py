@@ -20,11 +20,16 @@ def ask(
     questions: list[str] = typer.Option(
         [], "--question", "-q", help="A question; repeat to ask several in one pass over the text."
     ),
-    strategy: str = typer.Option(
-        defaults.STRATEGY, "--strategy", "-s", envvar="MEMREAD_STRATEGY", rich_help_panel=options.READING,
+    strategy: str | None = typer.Option(
+        None, "--strategy", "-s", envvar="MEMREAD_STRATEGY", rich_help_panel=options.READING, show_default=False,
         help="Memory strategy: overwrite (MemAgent), gated (GRU-Mem), callback (ReMemR1), evidence (memread's, "
-        "for small untrained models), or a plugin's "
-        "(`memread strategies` lists them).",
+        "for small untrained models), or a plugin's (`memread strategies` lists them). Default: the one the "
+        f"model was trained for, else {defaults.STRATEGY}.",
+    ),
+    whole: bool = typer.Option(
+        False, "--all", rich_help_panel=options.READING,
+        help="Answer from the whole document (\"how many …\", \"list every …\"): evidence collects and counts "
+        "every matching line, gated reads without its exit gate; overwrite and callback read it all anyway.",
     ),
     shared: options.SharedOptions = options.SHARED_DEFAULTS,
     password: str | None = typer.Option(None, "--password", help="Password of an encrypted PDF."),
@@ -46,10 +51,14 @@ def ask(
     from memread.settings import Settings
 
     asked = ([question] if question else []) + list(questions)
+    chosen = strategy or default_strategy(shared.model)
+    loop = shared.loop_settings()
+    if whole:  # the strategy's whole-document options, under any -o the user gave
+        loop["options"] = {**whole_document_options(chosen), **loop["options"]}
     request = ReadRequest(
         source=source,
         questions=asked,
-        settings=Settings(strategy=strategy, **shared.loop_settings()),
+        settings=Settings(strategy=chosen, **loop),
         model=shared.model,
         backend=shared.backend,
         backend_options=shared.backend_options(),
@@ -59,6 +68,22 @@ def ask(
         resume=resume,
     )
     run_ask(request, Output(json=json_output, quiet=quiet, progress=progress))
+
+
+def default_strategy(model: str | None) -> str:
+    """The strategy ``model`` was trained for (:mod:`memread.models.trained`), else memread's default."""
+    from memread.models.trained import trained_strategy
+    from memread.settings import STRATEGY
+
+    trained = trained_strategy(model)
+    return trained[0] if trained else STRATEGY
+
+
+def whole_document_options(strategy: str) -> dict[str, object]:
+    """What ``--all`` sets for ``strategy`` (UsageError for an unknown strategy, as the read would say)."""
+    from memread.strategies import strategy_class
+
+    return dict(strategy_class(strategy).whole_document)
 
 
 def resume(
