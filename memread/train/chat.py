@@ -163,6 +163,11 @@ class HFChatTokenizer:
     def text_ids(self, text: str) -> list[int]:
         return self._text.encode(text)
 
+    @property
+    def end_ids(self) -> list[int]:
+        """The ids that end a reply."""
+        return sorted(self._end)
+
     def decode(self, ids: Sequence[int]) -> str:
         return self._text.decode([i for i in ids if i not in self._end])
 

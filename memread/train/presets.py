@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memread.errors import UsageError
+from memread.settings import Settings
 
 QUESTION_TOKENS = 1024  # MemAgent's budget for the question ("1024 tokens for the query")
 TEMPLATE_TOKENS = 512  # the instruction, the chat template and the tags, with room (memread's prompts: ~300)
@@ -186,3 +187,53 @@ def script(recipe: Recipe, lines: Sequence[str]) -> str:
     ]
     body = [f"  {shlex.quote(line)} \\" for line in lines]
     return "\n".join([*head, *body, '  "$@"', ""])
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """memread's section of a training config (``memread.*``), checked: what the agent loop and the trainer hook
+    read on every node."""
+
+    recipe: str
+    rewards: str
+    alpha: float
+    max_chunks: int | None
+    question_tokens: int
+    settings: Settings
+
+    @classmethod
+    def from_mapping(cls, section: Mapping[str, Any] | None) -> TrainConfig:
+        """Read ``memread.*`` (nested, as Hydra gives it); UsageError naming what is wrong."""
+        from memread.strategies import check_settings
+        from memread.train.rewards import RECIPES as REWARDS
+
+        if not section:
+            raise UsageError("the training config has no memread section",
+                             hint="start from a preset: memread train run --preset memagent --print")
+        data = dict(section)
+        rewards = str(data.get("rewards") or data.get("recipe") or "")
+        if rewards not in REWARDS:
+            raise UsageError(f"memread.rewards must be one of {', '.join(REWARDS)}, not {rewards!r}",
+                             hint="+memread.rewards=memagent (or rememr1, grumem)")
+        try:
+            alpha = float(data.get("alpha", 1.0))
+        except (TypeError, ValueError):
+            alpha = -1.0
+        if not 0.0 <= alpha <= 1.0:
+            raise UsageError(f"memread.alpha must be from 0 to 1, not {data.get('alpha')!r}",
+                             hint="1 is Multi-Conv (MemAgent); ReMemR1 used 0.8, GRU-Mem 0.9")
+        fields = dict(data.get("settings") or {})
+        unknown = sorted(set(fields) - {f for f in Settings.__dataclass_fields__ if f != "options"})
+        if unknown:
+            raise UsageError(f"memread.settings has no {', '.join(unknown)}",
+                             hint="the settings are memread's: chunk_tokens, memory_tokens, reply_tokens, final_tokens, "
+                                  "final_prompt, answer_start, layout, system")
+        if fields.get("answer_start") is None and "answer_start" in fields:
+            fields["answer_start"] = ""
+        settings = Settings(strategy=str(data.get("strategy") or "overwrite"), options=dict(data.get("options") or {}),
+                            seed=None, **fields)
+        max_chunks = data.get("max_chunks")
+        return cls(recipe=str(data.get("recipe") or rewards), rewards=rewards, alpha=alpha,
+                   max_chunks=int(max_chunks) if max_chunks else None,
+                   question_tokens=int(data.get("question_tokens") or QUESTION_TOKENS),
+                   settings=check_settings(settings))
