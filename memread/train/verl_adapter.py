@@ -174,12 +174,12 @@ class MultiLevelAdvantage:
 
         batch = super()._compute_advantage(batch, metrics)  # type: ignore[misc]
         train = TrainConfig.from_mapping(_container(self.config.get("memread")))
+        # As verl's own _compute_advantage reads these fields (and _compute_metrics the extra fields).
         data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id,
                                select_fields=["response_mask", "rm_scores", "extra_fields"])
         nested_mask = data["response_mask"]
-        padded = data.to_padded_tensor() if hasattr(data, "to_padded_tensor") else data
-        extra = list(padded["extra_fields"].tolist()) if hasattr(padded["extra_fields"], "tolist") else list(
-            padded["extra_fields"])
+        extra = list(data.pop("extra_fields").tolist())
+        padded = data.to_padded_tensor()
         advantages = multi_level_advantages(
             batch.keys, padded["rm_scores"], padded["response_mask"], extra, train.alpha,
             std=bool(self.config.algorithm.get("norm_adv_by_std_in_grpo", True)))
