@@ -294,7 +294,7 @@ def plumbing_reward(final: Any, text: str, golds: list[str]) -> float:
     from memread.train.rewards import word_recall
 
     outcome = float(final.reward_score or 0.0)
-    logprobs = list(final.response_logprobs or [0.0])
+    logprobs = [float(x) for x in final.response_logprobs or [0.0]]
     return outcome + 0.5 * word_recall(text, golds) + 0.1 * sum(logprobs) / max(1, len(logprobs))
 
 
