@@ -5,7 +5,7 @@ with nested braces counted, also the ``\\boxed x`` form and ``\\fbox{…}``. Wit
 prompt the answer is what follows the last "the answer is". When nothing is found the whole reply is the
 answer and the caller warns (``Answered.boxed`` is False).
 
-Verifiers (see reference notes on the seed code, §1.4 and §6 for the traps):
+Verifiers (each says where it departs from the seed code's):
 
 * :func:`lenient_match` — MemAgent's test metric, sub-exact-match over SQuAD-normalised text, but an
   empty normalised prediction (e.g. "the", "…") never matches, and the score is the max over all golds.

@@ -106,6 +106,7 @@ def read(
         run_id=resume.run_id if resume else run_id,
     )
     loop.check_budget()
+    loop.strategy.observe_document(document)
     # The loop's backend: guarded when it cannot keep document text plain, and then it measures the text as sent.
     chunks: Iterable[Chunk] = Chunker(loop.backend.tokenizer, loop.strategy.chunk_tokens).chunks(document.segments())
     chunks = _chunks_with_warnings(document, chunks, all_sinks)

@@ -1,7 +1,8 @@
 """What this CPU can do for llama.cpp: architecture, cores, clock and the vector instructions its kernels use.
 
-``memread models`` uses it to say why a model format is the default here, and ``benchmarks/bench_speed.py``
-to estimate the machine's arithmetic bound. Read from ``/proc/cpuinfo`` on Linux and ``sysctl`` on macOS;
+``memread models`` uses it to say why a model format is the default here, ``benchmarks/bench_speed.py``
+to estimate the machine's arithmetic bound, and the llama.cpp thread policy (:mod:`memread.backends.threads`)
+to count the physical cores it shares out. Read from ``/proc/cpuinfo`` on Linux and ``sysctl`` on macOS;
 anything that cannot be read is None or empty, never an error.
 """
 
@@ -84,10 +85,53 @@ class Cpu:
         cores = f"{self.cores} core{'s' if self.cores != 1 else ''}"
         return f"{self.arch}{name}{after_name}, {cores}{after_cores}, {self.vector}"
 
+
+def physical_cores() -> int:
+    """CPU cores this process may run on, counting SMT siblings (hyper-threads) once."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return _physical_cores_elsewhere()
+    seen: set[int] = set()
+    cores = 0
+    for cpu in cpus:
+        if cpu in seen:
+            continue
+        cores += 1
+        seen.add(cpu)
+        seen.update(_siblings(cpu))
+    return max(1, cores)
+
+
+def _siblings(cpu: int) -> set[int]:
+    try:
+        text = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
+    except OSError:
+        return set()
+    return parse_cpu_list(text)
+
+
+def parse_cpu_list(text: str) -> set[int]:
+    """Linux's CPU list syntax: ``"0,64"``, ``"0-3,8-11"``."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        if "-" in part:
+            low, high = part.split("-")
+            cpus.update(range(int(low), int(high) + 1))
+        elif part:
+            cpus.add(int(part))
+    return cpus
+
+
+def _physical_cores_elsewhere() -> int:
+    if sys.platform == "darwin":
+        with contextlib.suppress(ValueError):
+            return max(1, int(_sysctl("hw.physicalcpu")))
+    return max(1, (os.cpu_count() or 2) // 2)  # assume SMT: too few threads costs far less than too many
+
+
 def this_cpu() -> Cpu:
     """The CPU memread runs on."""
-    from memread.backends.threads import physical_cores
-
     arch = machine_arch()
     fields = _cpuinfo()
     flags = set((fields.get("flags") or fields.get("Features") or "").split())

@@ -10,7 +10,7 @@ from enum import IntEnum
 
 
 class ExitStatus(IntEnum):
-    """Exit codes of the ``memread`` command (documented in README.md)."""
+    """Exit codes of the ``memread`` command (documented in docs/reference.md)."""
 
     OK = 0
     ERROR = 1  # anything not covered below (also: a trace that cannot be written)

@@ -66,6 +66,11 @@ class FullTextIndex:
             raise KeyError(key)
         return str(row[0])
 
+    def matching(self, match: str) -> list[int]:
+        """The keys whose text matches the FTS5 query ``match`` (e.g. ``"urgency high" AND "binutils"``), in order."""
+        rows = self._db.execute("SELECT rowid FROM words WHERE words MATCH ? ORDER BY rowid", (match,))
+        return [int(row[0]) for row in rows]
+
     def top(self, query: str, limit: int, *, among: Iterable[int] | None = None,
             grade_common: bool = False) -> list[tuple[int, float]]:
         """The ``limit`` keys (of those ``among``, when given) whose texts best match ``query`` by BM25, with their

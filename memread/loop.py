@@ -271,9 +271,10 @@ class Loop:
         self._emit(StepStarted(step=step, chunk=chunk, lanes=tuple(active), reason=reason))
         plans = {lane: self.strategy.plan_step(lane, self.questions[lane], state[lane], chunk) for lane in active}
         seed = None if self.settings.seed is None else self.settings.seed + step
+        begun = capabilities(self.backend).continues_replies
         completions, seconds = self._complete(
-            [self._request(plans[lane], seed, f"lane {lane}, step {step}") for lane in active], totals,
-            step)
+            [self._request(plans[lane], seed, f"lane {lane}, step {step}", plans[lane].reply_start if begun else "")
+             for lane in active], totals, step)
         for lane, completion in zip(active, completions, strict=True):
             before = state[lane]
             result = self.strategy.read_reply(lane, self.questions[lane], before, chunk, completion)
@@ -322,8 +323,10 @@ class Loop:
         results = []
         for lane, completion in zip(lanes, completions, strict=True):
             answer, boxed = final_answer(completion.text, style=self.settings.final_prompt)
+            extracted = boxed
+            answer, boxed = self.strategy.settle(lane, self.questions[lane], state[lane], answer, boxed)
             warnings: tuple[str, ...] = ()
-            if not boxed:
+            if not extracted:
                 form = "\\boxed{}" if self.settings.final_prompt == "boxed" else '\\boxed{} or "the answer is"'
                 warnings = (f"the final reply has no {form}; the whole reply is the answer",)
             elif not answer:

@@ -4,7 +4,7 @@ Used by the callback strategy (ReMemR1) to bring back an earlier memory, and, wi
 ``recall_from="chunks"``, a passage of the source text already read. The index runs in memory or in a temporary
 file (so a long document's passages stay out of RAM) and ranks as :mod:`memread.fulltext` does.
 
-Rules (ReMemR1's own code had none of them; see the reference notes on the seed code, §2.3):
+Rules (ReMemR1's own code had none of them):
 
 * **No match is possible**: a text must share a searchable word with the query (:func:`query_terms`), and its
   BM25 score must exceed ``min_score`` (0 by default). Otherwise nothing is recalled.

@@ -6,13 +6,13 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-__version__ = "0.1.0.dev0"
+__version__ = "0.1.0"
 
 
 @cache
 def code_id() -> str:
     """Which code is running: the version, and when memread runs from a git checkout its commit
-    (``0.1.0.dev0+g75e7590a1b2c``), with ``.dirty`` when files under ``memread/`` differ from that commit.
+    (``0.1.0+g75e7590a1b2c``), with ``.dirty`` when files under ``memread/`` differ from that commit.
     A benchmark record carries it, so that records of a strategy changed mid-sweep can be told apart."""
     import subprocess
 

@@ -101,3 +101,13 @@ def test_memread_has_no_import_cycle() -> None:
 def test_the_plugin_machinery_imports_no_registry() -> None:
     # Registries (ingest, backends, strategies) hand memread.plugins a function to register with.
     assert set(import_graph()["memread.plugins"]) <= {"memread.registry"}
+
+
+def test_machine_facts_and_the_model_registry_import_no_backend() -> None:
+    # memread.cpu (cores, vector instructions) and memread.models sit below the backends: the llama.cpp backend
+    # asks them for a thread count and a model file, never the other way round.
+    graph = import_graph()
+    upward = [f"{name} -> {target} (line {line})" for name, edges in sorted(graph.items())
+              if name == "memread.cpu" or name.startswith("memread.models")
+              for target, line in edges.items() if target.startswith("memread.backends")]
+    assert not upward, "imports that run up into the backends:\n" + "\n".join(upward)

@@ -29,8 +29,10 @@ from memread.backends.base import ChatRequest
 from memread.backends.fake import FakeBackend
 from memread.bench import data, tasks
 from memread.bench import run as bench_run
+from memread.bench.cells import cells
 from memread.bench.methods import MethodSettings, Outcome, retrieve
-from memread.bench.report import cells, markdown, svg_plot
+from memread.bench.plot import svg_plot
+from memread.bench.report import markdown
 from memread.bench.results import ResultsFolder, rescore, score
 from memread.bench.run import BenchPlan, open_results, run_sweep
 from memread.bench.tasks import Sample, build_sample, parse_length

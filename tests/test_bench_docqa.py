@@ -153,7 +153,7 @@ def test_the_tables_count_per_split_kind_and_document_and_pair_methods_on_shared
     assert bm25["all"]["right"] == 1 and bm25["all"]["n"] == 2
     assert bm25["held-out"]["right"] == 1 and bm25["design"]["right"] == 0
     assert bm25["doc"]["gcc-testlog"]["n"] == 2 and bm25["doc"]["octave-pdf"]["n"] == 0
-    # 10 s for 1,000 tokens at 100 tokens/s is one whole read
+    # 10 s for 1,000 tokens at 100 tokens/s (the method's own rate) is one whole read
     assert bm25["seconds"]["whole_reads_median"] == pytest.approx(1.0)
     pair = next(p for p in data["pairs"] if p["questions"] == "all")
     assert pair["n"] == 2 and pair["a_better"] == 1 and pair["b_better"] == 0

@@ -1,33 +1,19 @@
-"""The arithmetic behind benchmarks/bench_speed.py's "share of the machine's bound": the parameters it reads
+"""The arithmetic behind benchmarks/speed/bench_speed.py's "share of the machine's bound": the parameters it reads
 from a GGUF header, the per-cycle peaks it assumes, and how it measures other processes' load. (The speed
 figures themselves live in benchmarks/results/, never in tests.)"""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from benchmarks._helpers import machine_bound
 from memread.cpu import Cpu
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-@pytest.fixture
-def machine_bound(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    monkeypatch.delitem(sys.modules, "machine_bound", raising=False)
-    import machine_bound
-
-    return machine_bound
 
 
 @pytest.mark.model
-def test_the_gguf_header_gives_smollm2s_block_weights_as_its_architecture_predicts(
-    machine_bound: Any, smollm2_path: Path
-) -> None:
+def test_the_gguf_header_gives_smollm2s_block_weights_as_its_architecture_predicts(smollm2_path: Path) -> None:
     import llama_cpp
 
     facts = machine_bound.model_facts(smollm2_path)
@@ -49,7 +35,7 @@ def test_the_gguf_header_gives_smollm2s_block_weights_as_its_architecture_predic
     assert matrix == 2 * facts.block_params and attention == 2 * 2 * 30 * 9 * 64 * 500
 
 
-def test_the_peak_is_vector_width_times_issue_rate_times_cores_times_clock(machine_bound: Any) -> None:
+def test_the_peak_is_vector_width_times_issue_rate_times_cores_times_clock() -> None:
     zen5 = Cpu("x86_64", "AMD EPYC", 2, 2600.0, frozenset({"avx2", "avx512f", "avx512_vnni"}), 26)
     peak = machine_bound.peak(zen5)
     assert (peak.int8_macs_per_cycle, peak.f32_flops_per_cycle) == (128, 64)
@@ -62,7 +48,7 @@ def test_the_peak_is_vector_width_times_issue_rate_times_cores_times_clock(machi
     assert machine_bound.peak(arm).int8_macs_per_cycle == 64 and machine_bound.peak(arm).ghz == 3.0
 
 
-def test_the_load_meter_counts_this_process_apart_from_the_others(machine_bound: Any) -> None:
+def test_the_load_meter_counts_this_process_apart_from_the_others() -> None:
     with machine_bound.LoadMeter() as meter:
         total = 0
         for i in range(3_000_000):

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from memread.bench.cells import cells
 from memread.bench.compare import combine, pairs
-from memread.bench.report import build, cells, headline, markdown, prefill_rate, summary, write_report
+from memread.bench.report import build, headline, markdown, summary, write_report
 from memread.bench.results import ResultsFolder, compare_configs
 from memread.bench.stats import (
     bootstrap_mean,
@@ -27,6 +28,7 @@ from memread.bench.stats import (
     sign_test,
     wilson,
 )
+from memread.bench.whole_read import prefill_rate
 from memread.errors import UsageError
 from memread.loop import LoopSettings
 from tests.cli_runner import run_memread
@@ -194,23 +196,30 @@ def test_the_summary_has_a_paired_table_and_json_with_intervals(tmp_path: Path) 
         in markdown(same, baseline="bm25")
 
 
-def test_the_whole_read_ratio_uses_the_prefill_rate_of_the_loop_s_step_calls() -> None:
-    # The loop prefilled 10,000 tokens in 100 s (100 tokens/s); BM25's one short prompt ran at 1,000 tokens/s and
-    # must not set the floor. A 7,000-token document then takes 70 s to read once.
+def test_each_method_s_whole_read_is_at_its_own_prefill_rate_whatever_else_the_folder_holds() -> None:
+    # The loop prefilled 10,000 tokens in 100 s (100 tokens/s): a 7,000-token document takes 70 s to read once.
+    # BM25's one short prompt ran at 1,000 tokens/s, evidence's steps at 200: neither moves overwrite's figure,
+    # and each is measured against its own calls.
     loop = record("overwrite", 0, True, chunks_read=2, prefill_tokens=10_000, prefill_seconds=100.0, seconds=140.0)
     bm25 = record("bm25", 0, True, prefill_tokens=1_000, prefill_seconds=1.0, seconds=7.0)
-    assert prefill_rate([loop, bm25]) == 100.0
-    ratio = {c.method: c.whole_read_ratio for c in cells([loop, bm25])}
-    assert ratio == {"overwrite": pytest.approx(2.0), "bm25": pytest.approx(0.1)}
-    assert prefill_rate([bm25]) == 1000.0  # no loop in the folder: every call
-    assert "× whole read" in markdown([loop, bm25]) and "100.0 prompt tokens/s over reading-loop step calls" in \
-        markdown([loop, bm25])
+    evidence = record("evidence", 0, True, chunks_read=4, prefill_tokens=4_000, prefill_seconds=20.0, seconds=70.0)
+    assert prefill_rate([loop, bm25]) == 100.0  # the loop's step calls when there are some
+    assert prefill_rate([bm25]) == 1000.0  # else every call
+    alone = {c.method: c.whole_read_ratio for c in cells([loop])}
+    together = {c.method: c.whole_read_ratio for c in cells([loop, bm25, evidence])}
+    assert alone["overwrite"] == together["overwrite"] == pytest.approx(2.0)
+    assert together["bm25"] == pytest.approx(1.0) and together["evidence"] == pytest.approx(2.0)
+    text = markdown([loop, bm25, evidence])
+    assert "× whole read" in text
+    assert "| method | prompt tokens/s | measured over |" in text  # one folder, no machine: no such columns
+    assert "| overwrite (MemAgent) | 100.0 | reading-loop step calls |" in text
+    assert "| BM25-RAG | 1,000.0 | all calls |" in text
 
 
 def test_samples_run_on_a_slower_machine_are_measured_against_that_machine_s_prefill_rate() -> None:
     # One folder, two machines: evidence and BM25 ran before machines were recorded (100 tokens/s), overwrite's
-    # samples later on a CPU three times slower (one sample at 50 tokens/s), and one on a third, fast machine
-    # with no loop record of its own to measure it (BM25 only: its own call sets the rate).
+    # samples later on a CPU slower still (50 tokens/s), and one BM25 sample on a third, fast machine (its own
+    # call sets its rate there).
     evidence = record("evidence", 0, True, chunks_read=2, prefill_tokens=2_000, prefill_seconds=20.0, seconds=35.0)
     bm25 = record("bm25", 0, True, prefill_tokens=1_000, prefill_seconds=10.0, seconds=7.0)
     slow = "x86_64 AMD EPYC (family 25), 2 cores, AVX2"
@@ -223,12 +232,13 @@ def test_samples_run_on_a_slower_machine_are_measured_against_that_machine_s_pre
     assert ratio["evidence"] == pytest.approx(0.5) and ratio["overwrite"] == pytest.approx(1.1)
     assert ratio["bm25"] == pytest.approx((7.0 + 1.4) / (70 + 7))
     text = markdown(records)
-    assert f"prefill rate of this run on {slow}: 50.0 prompt tokens/s over reading-loop step calls" in text
-    assert ("prefill rate of this run on the machine of the records made before machines were recorded: 100.0 "
-            "prompt tokens/s over reading-loop step calls") in text
-    assert "prefill rate of this run on m2: 1,000.0 prompt tokens/s over all calls" in text
-    machines = summary(build(records))["machines"]
-    assert {m["machine"]: m["prefill_rate"] for m in machines} == {slow: 50.0, "m2": 1000.0}
+    assert "| method | machine | prompt tokens/s | measured over |" in text
+    assert f"| overwrite (MemAgent) | {slow} | 50.0 | reading-loop step calls |" in text
+    assert "| evidence (verbatim evidence) | not recorded | 100.0 | reading-loop step calls |" in text
+    assert "| BM25-RAG | m2 | 1,000.0 | all calls |" in text
+    rates = summary(build(records))["prefill_rates"]
+    assert {(r["method"], r["machine"]): r["prefill_rate"] for r in rates} == {
+        ("evidence", None): 100.0, ("overwrite", slow): 50.0, ("bm25", None): 100.0, ("bm25", "m2"): 1000.0}
 
 
 # --- results folders compared -------------------------------------------------------------------------------

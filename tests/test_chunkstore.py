@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from docbuilders import COMMON_WORDS_QUESTION, common_words_chunks
 
 from memread.chunk import Chunker
 from memread.chunkstore import ChunkStore
 from memread.document import Provenance, Segment
+from memread.testing.documents import COMMON_WORDS_QUESTION, common_words_chunks
 from memread.tokens import CharTokenizer
 
 

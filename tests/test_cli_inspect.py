@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from cli_runner import run_memread
-from docbuilders import SCANNED, build_pdf, build_tree, encrypt_pdf, log_lines
 
+from memread.testing.documents import SCANNED, build_pdf, build_tree, encrypt_pdf, log_lines
 from memread.tokens import TiktokenTokenizer
 
 

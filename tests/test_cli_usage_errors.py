@@ -1,4 +1,4 @@
-"""A command line memread cannot take gets what every memread error gets (README "Exit statuses"): one line
+"""A command line memread cannot take gets what every memread error gets (docs/reference.md, "Exit statuses"): one line
 ``error: …``, a blank line and ``hint: …`` on stderr, exit status 2 — whether Click refused it (a bad option value,
 an unknown option or command, a missing argument) or a strategy did (``-o NAME=VALUE``), and before any model
 is looked for. Help, ``memread`` alone and TAB completion are not errors and behave as Click makes them."""
@@ -94,13 +94,13 @@ def test_an_option_without_its_value_names_the_command_it_belongs_to(tiny: str, 
 
 
 @pytest.mark.parametrize(("flags", "said"), [
-    (("-o", "patience=0"), "the evidence option patience must be from 1 up, not 0"),
-    (("-o", "cutoff=1.5"), "the evidence option cutoff must be from 0.0 to 1.0, not 1.5"),
+    (("-o", "passages=0"), "the evidence option passages must be from 1 up, not 0"),
+    (("-o", "mode=everything"), "the evidence option mode must be one of"),
     (("-o", "max_read=-1"), "the evidence option max-read must be from 0.0 to 1.0, not -1.0"),
-    (("-o", "picks=abc"), "the evidence option picks takes a whole number, not 'abc'"),
+    (("-o", "rounds=abc"), "the evidence option rounds takes a whole number, not 'abc'"),
     (("-o", "max_read=nan"), "the evidence option max-read takes a number, not 'nan'"),
-    (("-o", "cutoff=inf"), "the evidence option cutoff takes a number, not 'inf'"),
-    (("-o", "cutoff=-inf"), "the evidence option cutoff takes a number, not '-inf'"),
+    (("-o", "max_read=inf"), "the evidence option max-read takes a number, not 'inf'"),
+    (("-o", "max_read=-inf"), "the evidence option max-read takes a number, not '-inf'"),
     (("-o", "nosuch=1"), "the evidence strategy has no option 'nosuch'"),
     (("--max-read", "1.5"), "Invalid value for '--max-read'"),
     (("--max-read", "-1"), "Invalid value for '--max-read'"),
@@ -140,7 +140,7 @@ def test_settings_given_as_a_library_refuse_numbers_that_are_not_finite() -> Non
                     {"top_p": float("inf")}):
         with pytest.raises(UsageError):
             Settings(**changes)  # type: ignore[arg-type]
-    for name in ("max_read", "cutoff"):
+    for name in ("max_read",):
         for value in (float("nan"), float("inf"), "NaN", "-inf"):
             with pytest.raises(UsageError, match="takes a number"):
                 EvidenceStrategy.parse_options({name: value})

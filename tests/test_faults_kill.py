@@ -1,5 +1,5 @@
 """kill -9 at random moments of a real run; each ``memread resume`` ends with the uninterrupted run's memory and
-answer (SmolLM2, greedy, fixed seed). The suite tries two seeded moments; benchmarks/bench_kill_resume.py tries
+answer (SmolLM2, greedy, fixed seed). The suite tries two seeded moments; benchmarks/robustness/bench_kill_resume.py tries
 24 and more (benchmarks/results/kill-resume.md)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""benchmarks/format_pairing.py: two model formats paired on the same samples."""
+"""benchmarks/studies/format_pairing.py: two model formats paired on the same samples."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from typing import Any
 
 import pytest
 
+from benchmarks.studies import format_pairing
 from tests.test_bench_stats import record
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import format_pairing  # noqa: E402
 
 
 def _folder(path: Path, model: str, rows: list[dict[str, Any]]) -> Path:
@@ -36,6 +34,23 @@ def test_the_formats_are_paired_by_sample_on_the_boxed_answer_and_the_whole_repl
     assert "| hqa | 50 | bm25 | 8 | 7 | 7 | 0 | 1 | 10.0 | 10.0 |" in text  # same answer, same reply, unboxed, s
 
 
+def test_folders_with_scores_only_are_paired_without_the_text_columns(tmp_path: Path) -> None:
+    # scores.jsonl (committed) holds no reply: the intervals and tests stand, same answer and same reply cannot.
+    from memread.bench.results import rescore, scores_record
+
+    folders = []
+    for name, rights in (("a", [True] * 4 + [False] * 4), ("b", [True] * 3 + [False] * 5)):
+        path = tmp_path / name
+        path.mkdir()
+        with open(path / "scores.jsonl", "w", encoding="utf-8") as handle:
+            for i, right in enumerate(rights):
+                handle.write(json.dumps(scores_record(rescore({**record("bm25", i, right), "model": name}))) + "\n")
+        folders.append(path)
+    text = format_pairing.report(*folders)
+    assert "| hqa | 50 | bm25 | 8 | lenient (boxed answer) | 50.0 | 37.5 | −12.5 [" in text
+    assert "| hqa | 50 | bm25 | 8 | — | — | 0 | 0 | 10.0 | 10.0 |" in text
+
+
 def test_folders_of_different_samples_are_refused(tmp_path: Path) -> None:
     a = _folder(tmp_path / "a", "x", [record("bm25", 0, True)])
     b = _folder(tmp_path / "b", "y", [record("bm25", 0, True, doc_tokens=9000)])
@@ -49,9 +64,8 @@ def test_the_script_refuses_bad_folders_with_one_line_and_a_hint(tmp_path: Path)
     from memread.errors import ExitStatus
 
     a = _folder(tmp_path / "a", "x", [record("bm25", 0, True)])
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "format_pairing.py"
-    done = subprocess.run([sys.executable, str(script), str(a), str(tmp_path / "missing")],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "benchmarks.studies.format_pairing", str(a), str(tmp_path / "missing")],
+                          capture_output=True, text=True, check=False, cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == ExitStatus.USAGE
     assert done.stderr.startswith(f"error: there are no results in {tmp_path / 'missing'}\n\nhint: ")
     assert "Traceback" not in done.stderr

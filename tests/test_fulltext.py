@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from docbuilders import common_words_chunks
 
 from memread.fulltext import FullTextIndex
+from memread.testing.documents import common_words_chunks
 
 QUESTION = "What is a package?"  # "package" is in all six chunks: FTS5 weighs it at 1e-6
 

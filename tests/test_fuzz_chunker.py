@@ -15,43 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memread.chunk import Chunker
-from memread.document import Provenance, Segment
+from memread.testing.fuzz import check_chunks, segment_lists
 from memread.tokens import TiktokenTokenizer, Tokenizer
 
 EXAMPLES = 400
 MODEL_EXAMPLES = 100
-
-PIECES = ["\n\n", "\n", " \n \n", ". ", "! ", "? ", "。", "！", "…", "\u2026\" ", " ", "\t", "word", "Harbour",
-          "é", "e\u0301", "😀", "👩‍👩‍👧", "漢字", "ﾊﾝｶｸ", "\u200b", "\x00", "\r\n", "<|im_end|>", "A" * 300,
-          "QUJD" * 200, "1234567890" * 30, "\n" * 120]
-
-texts = st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=40)), max_size=60).map("".join)
-segment_lists = st.lists(st.tuples(texts, st.sampled_from(["lines", "page", "chapter"])), min_size=0, max_size=5)
-
-
-def _segments(parts: list[tuple[str, str]]) -> list[Segment]:
-    made = []
-    for index, (text, kind) in enumerate(parts):
-        if kind == "lines":
-            provenance = Provenance("log.txt", line_start=1 + index * 1000, line_end=1 + index * 1000)
-        elif kind == "page":
-            provenance = Provenance("book.pdf", page=index + 1)
-        else:
-            provenance = Provenance("book.epub", chapter=f"Chapter {index}")
-        made.append(Segment(text, provenance))
-    return made
-
-
-def check_chunks(tokenizer: Tokenizer, parts: list[tuple[str, str]], budget: int) -> None:
-    segments = _segments(parts)
-    chunks = list(Chunker(tokenizer, budget).chunks(segments))
-    assert "".join(chunk.text for chunk in chunks) == "".join(segment.text for segment in segments)
-    for index, chunk in enumerate(chunks):
-        assert chunk.index == index and chunk.text
-        assert chunk.tokens == tokenizer.count(chunk.text) <= budget
-        assert chunk.spans  # every chunk says where it comes from
-
 
 @pytest.fixture(scope="module")
 def tiktoken() -> Tokenizer:

@@ -3,9 +3,9 @@
 InputError (exit 3 with a hint); any other exception, or a read that runs past 20 s, fails.
 
 Damage is byte flips aimed at the places parsers trust (xref tables, trailers, stream lengths, zip headers and
-central directories, see ``docbuilders.interesting_regions``), truncation, junk spliced over a region, and
+central directories, see ``memread.testing.fuzz.interesting_regions``), truncation, junk spliced over a region, and
 numbers replaced by others. CI runs a bounded sample (:data:`EXAMPLES` per seed document, a few seconds);
-``benchmarks/bench_fuzz.py`` runs the same strategies for longer.
+``benchmarks/robustness/bench_fuzz.py`` runs the same strategies for longer.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from docbuilders import fuzz_seeds, mutations, read_or_refuse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from memread.testing.fuzz import fuzz_seeds, mutations, read_or_refuse
 
 EXAMPLES = 50  # per seed document: 5 seeds, 250 damaged documents per CI run
 

@@ -22,34 +22,25 @@ from memread.answer import (
     strict_match,
     strip_thinking,
 )
-from memread.backends.base import Completion
-from memread.document import Chunk
 from memread.loop import LoopSettings
-from memread.strategies import create_strategy, tags
+from memread.strategies import tags
 from memread.strategies.callback import parse_recall, parse_update
-from memread.strategies.evidence import EvidenceStrategy, parse_picks, units
 from memread.strategies.gated import GatedStrategy, parse_gated, stopped_at_check_no
 from memread.strategies.overwrite import OverwriteStrategy
+from memread.testing.fuzz import (
+    CHUNK,
+    EVIDENCE_TEXT,
+    answer_holds,
+    answer_reply,
+    balanced,
+    completion,
+    evidence_step_holds,
+    evidence_strategy,
+    replies,
+)
 
 EXAMPLES = 200
 
-FRAGMENTS = [
-    "<check>", "</check>", "< Check >", "<check>yes</check>", "<check>no</check>", "<check> No </check>", "yes",
-    "no", "maybe", "<update>", "</update>", "<UPDATE>", "< / update >", "<next>", "</next>", "end", "continue",
-    "<next>end</next>", "<think>", "</think>", "<thinking>", "</thinking>", "<recall>", "</recall>", "query",
-    "```", "```xml", "`", "\\boxed{", "\\boxed ", "\\fbox{", "{", "}", "$", "the answer is", "**", "<", ">", "/",
-    " ", "\n", "\t", "é", "\u0000", "\ufffd", "<|im_end|>", "<｜Assistant｜>",
-]
-
-replies = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=12)), max_size=40).map("".join)
-
-
-def _completion(text: str, finish: str = "stop", stop: str | None = None) -> Completion:
-    return Completion(text=text, finish_reason=finish, prompt_tokens=10, completion_tokens=len(text) // 4,
-                      stop_reason=stop)
-
-
-CHUNK = Chunk(index=0, text="some document text", tokens=4, spans=())
 fuzz = settings(max_examples=EXAMPLES, deadline=None)
 
 
@@ -71,9 +62,9 @@ def test_the_gated_strategy_never_loses_a_memory(reply: str, finish: str, stop: 
                                                  memory: str) -> None:
     strategy = GatedStrategy(LoopSettings(strategy="gated"), engine_names_stops=names_stops)
     state: dict[str, Any] = {"memory": memory or "No previous memory"}
-    completion = _completion(reply, finish, stop)
-    stopped_at_check_no(completion, engine_names_stops=names_stops)
-    result = strategy.read_reply(0, "q?", state, CHUNK, completion)
+    completed = completion(reply, finish, stop)
+    stopped_at_check_no(completed, engine_names_stops=names_stops)
+    result = strategy.read_reply(0, "q?", state, CHUNK, completed)
     assert isinstance(result.memory, str) and result.memory  # kept or replaced, never emptied
     assert result.memory == state["memory"] or result.update
     assert result.state["memory"] == result.memory
@@ -94,7 +85,7 @@ def test_any_callback_reply_gives_a_memory_or_none_and_a_query_or_none(reply: st
 @given(reply=replies, memory=st.text(min_size=1, max_size=30))
 def test_the_overwrite_strategy_keeps_the_memory_on_an_empty_reply(reply: str, memory: str) -> None:
     strategy = OverwriteStrategy(LoopSettings())
-    result = strategy.read_reply(0, "q?", {"memory": memory}, CHUNK, _completion(reply))
+    result = strategy.read_reply(0, "q?", {"memory": memory}, CHUNK, completion(reply))
     written = strip_thinking(reply).strip()
     assert result.memory == (written or memory)
     assert result.parse_issues == (() if written else ("empty reply: the previous memory is kept",))
@@ -115,13 +106,6 @@ def test_the_lenient_tag_reader_accepts_any_text(text: str, name: str) -> None:
 
 
 # --- boxed answers ------------------------------------------------------------------------------------------------
-
-balanced = st.recursive(
-    st.text(alphabet=st.characters(blacklist_characters="{}\\"), max_size=8),
-    lambda inner: st.lists(st.one_of(inner, inner.map(lambda t: "{" + t + "}")), max_size=4).map("".join),
-    max_leaves=12,
-)
-
 
 @fuzz
 @given(text=st.lists(st.one_of(st.sampled_from(["\\boxed{", "\\fbox{", "\\boxed ", "{", "}", "$", "\n", "\\"]),
@@ -212,72 +196,23 @@ def test_a_reply_repeating_a_tag_thousands_of_times_is_read() -> None:
     assert parse_gated(degenerate).check is None
 
 
-# --- the evidence strategy: the model picks sentence numbers, code copies the sentences -------------------------
-
-EVIDENCE_TEXT = ("Harbour notes\nThe ferry timetable changed in spring. Gulls nested on the pier.\n"
-                 "Kiss and Tell is a 1945 American comedy film. It starred Shirley Temple as Corliss Archer.\n"
-                 "Shirley Temple was an American actress. As an adult, she served as Chief of Protocol.\n"
-                 "- a list item about the market\n2024-01-05 10:00:03 host disk full\n")
-EVIDENCE_QUESTION = "What government position was held by the woman who portrayed Corliss Archer?"
-numbers_reply = st.lists(st.one_of(st.sampled_from([*FRAGMENTS, "none", "None.", ",", ", ", "[", "]", "and", "0"]),
-                                   st.integers(min_value=0, max_value=12).map(str),
-                                   st.integers(min_value=0, max_value=12000).map(str), st.text(max_size=6)),
-                         max_size=30).map("".join)
-
+# --- the evidence strategy: the model answers, code finds the answer in the text and keeps the lines ----------
 
 @fuzz
-@given(reply=numbers_reply, count=st.integers(min_value=0, max_value=60), limit=st.integers(min_value=1, max_value=8))
-def test_any_evidence_reply_parses_to_valid_distinct_sentence_numbers(reply: str, count: int, limit: int) -> None:
-    picks_hold(reply, count, limit)
-
-
-def picks_hold(reply: str, count: int, limit: int) -> None:
-    """The picks of ``reply`` are distinct sentences that exist, at most ``limit``; each deviation is said."""
-    picks, issues = parse_picks(reply, count, limit)
-    assert len(picks) == len(set(picks)) <= limit, "repeated or too many picks"
-    assert all(1 <= n <= count for n in picks), "a pick out of range"
-    assert all(isinstance(issue, str) and issue for issue in issues), "an empty issue"
-
-
-def evidence_strategy(memory_tokens: int = 1024) -> tuple[EvidenceStrategy, Chunk]:
-    """The evidence strategy indexed on a passage of titles, sentences, a list item and a log line (and a filler
-    chunk), and that passage's chunk; close() it after use."""
-    strategy = create_strategy(LoopSettings(strategy="evidence", memory_tokens=memory_tokens))
-    assert isinstance(strategy, EvidenceStrategy)
-    chunk = Chunk(index=0, text=EVIDENCE_TEXT, tokens=60, spans=())
-    strategy.index([chunk, Chunk(index=1, text="Filler about gulls and the pier.", tokens=8, spans=())])
-    return strategy, chunk
-
-
-def evidence_step_holds(strategy: EvidenceStrategy, chunk: Chunk, state: dict[str, Any], reply: str,
-                        finish: str = "stop") -> dict[str, Any]:
-    """One step on ``reply``, checked: what the evidence holds is word for word from the passage, what it held
-    before stays (unless the bound dropped some), the memory is never empty, picks are sentences that exist.
-    Returns the new state."""
-    before = [entry["text"] for entry in state.get("evidence", [])]
-    result = strategy.read_reply(0, EVIDENCE_QUESTION, state, chunk, _completion(reply, finish))
-    texts = [entry["text"] for entry in result.state["evidence"]]
-    flat = " ".join(EVIDENCE_TEXT.split())
-    assert all(" ".join(text.split()) in flat for text in texts), "evidence not copied word for word"
-    assert texts[:len(before)] == before or result.decisions["dropped"], "evidence lost"
-    assert isinstance(result.memory, str) and result.memory, "memory emptied"
-    evidence = result.state["evidence"]
-    fits = strategy._tokens(result.memory) <= strategy.settings.memory_tokens
-    one_word = len(evidence) == 1 and evidence[0].get("cut") and len(evidence[0]["text"].split()) == 1
-    assert fits or one_word, "the memory outgrew its bound"
-    assert set(result.decisions["picked"]) <= set(range(1, len(units(EVIDENCE_TEXT)) + 1)), "a pick out of range"
-    return dict(result.state)
+@given(reply=answer_reply)
+def test_any_evidence_reply_gives_no_answer_or_one_taken_from_the_text(reply: str) -> None:
+    answer_holds(reply, EVIDENCE_TEXT)
 
 
 @settings(max_examples=EXAMPLES // 4, deadline=None)
-@given(replies_=st.lists(numbers_reply, min_size=1, max_size=3), finish=st.sampled_from(["stop", "length"]),
+@given(replies_=st.lists(answer_reply, min_size=1, max_size=3), finish=st.sampled_from(["stop", "length"]),
        memory=st.sampled_from([1024, 40, 12]))
-def test_the_evidence_strategy_keeps_only_verbatim_sentences_and_never_loses_one(replies_: list[str],
-                                                                                   finish: str, memory: int) -> None:
+def test_the_evidence_strategy_keeps_only_verbatim_lines_and_never_loses_one(replies_: list[str],
+                                                                               finish: str, memory: int) -> None:
     strategy, chunk = evidence_strategy(memory)
     try:
         state = strategy.initial_state()
         for reply in replies_:
-            state = evidence_step_holds(strategy, chunk, state, reply, finish)
+            state = evidence_step_holds(strategy, chunk, state, "\\boxed{" + reply, finish)
     finally:
         strategy.close()

@@ -1,15 +1,13 @@
-"""benchmarks/goal.py: issue 14's goal checked from results folders (synthetic scores, no model)."""
+"""benchmarks/accuracy/goal.py: issue 14's goal checked from results folders (synthetic scores, no model)."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import goal  # noqa: E402
+from benchmarks.accuracy import goal
 
 MODEL = "m"
 

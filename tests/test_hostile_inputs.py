@@ -1,7 +1,7 @@
 """A catalogue of hostile documents, each run through the real ``memread`` command in a subprocess that is
 killed if it takes longer than :data:`TIMEOUT` seconds (so a hang fails the test instead of stalling CI).
 
-Each row says what a user meets with that input: the documented exit status (README "Exit statuses": 3 for
+Each row says what a user meets with that input: the documented exit status (docs/reference.md, "Exit statuses": 3 for
 input problems), a one-line ``error:`` and a ``hint:``, never a traceback, and — where part of the input is
 readable — that the readable part is read (its exact character count) with a warning naming what was left out.
 
@@ -22,25 +22,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from docbuilders import (
+
+from memread.testing.documents import (
     SCANNED,
     Chapter,
-    billion_laughs,
     build_epub,
     build_pdf,
     build_tree,
-    bzip2_bomb,
     compress,
-    damaged_member,
     debian_file,
     encrypt_pdf,
-    gzip_bomb,
     log_lines,
+    truncated_copy,
+    without_member,
+)
+from memread.testing.hostile import (
+    billion_laughs,
+    bzip2_bomb,
+    damaged_member,
+    gzip_bomb,
     raw_pdf,
     replaced_member,
-    truncated_copy,
     with_member,
-    without_member,
 )
 
 TIMEOUT = 60.0  # seconds; the slowest row (a 10 MB line) takes about 2 s
@@ -97,7 +100,7 @@ def memread(*args: str, stdin: bytes = b"", env: dict[str, str] | None = None, c
 
 
 def assert_one_line_error(stderr: str, says: str, hint: str) -> None:
-    """stderr is warnings, then exactly ``error: …``, a blank line and ``hint: …`` (README "Exit statuses")."""
+    """stderr is warnings, then exactly ``error: …``, a blank line and ``hint: …`` (docs/reference.md, "Exit statuses")."""
     lines = stderr.rstrip("\n").split("\n")
     assert len(lines) >= 3 and lines[-3].startswith("error: ") and lines[-2] == "" and \
         lines[-1].startswith("hint: "), stderr

@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-from docbuilders import Chapter, build_epub, build_pdf, build_tree, compress, read_all
 
 from memread.errors import InputError
 from memread.ingest import open_document
+from memread.testing.documents import Chapter, build_epub, build_pdf, build_tree, compress, read_all
 
 
 @pytest.fixture

@@ -6,10 +6,17 @@ from pathlib import Path
 
 import pytest
 from conftest import PERSISTENT_MODELS_DIR
-from docbuilders import Chapter, build_epub, debian_file, read_all, truncated_copy, without_member
 
 from memread.errors import InputError
 from memread.ingest import open_document
+from memread.testing.documents import (
+    Chapter,
+    build_epub,
+    debian_file,
+    read_all,
+    truncated_copy,
+    without_member,
+)
 
 CHAPTERS = [
     Chapter(

@@ -7,22 +7,19 @@ import io
 from pathlib import Path
 
 import pytest
-from docbuilders import (
+
+from memread.errors import InputError
+from memread.ingest import open_document
+from memread.testing.documents import (
     SCANNED,
     build_pdf,
     debian_file,
     encrypt_pdf,
-    letterspaced_pdf,
-    raw_pdf,
     read_all,
     scanned_with_ocr_pdf,
-    spaceless_cff_pdf,
     truncated_copy,
-    typeset_pdf,
 )
-
-from memread.errors import InputError
-from memread.ingest import open_document
+from memread.testing.hostile import letterspaced_pdf, raw_pdf, spaceless_cff_pdf, typeset_pdf
 
 PAGES = [
     "Preface: why   this\tbook exists.",

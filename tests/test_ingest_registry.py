@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from docbuilders import Chapter, build_epub, build_pdf, read_all
 
 from memread.document import Document, Provenance, Segment
 from memread.ingest import Loader, Source, find_loader, loaders, open_document, register_loader
 from memread.testing import isolated_registries
+from memread.testing.documents import Chapter, build_epub, build_pdf, read_all
 
 
 def test_builtin_loaders_are_registered_by_name() -> None:

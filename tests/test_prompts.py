@@ -6,7 +6,7 @@ import pytest
 
 from memread import prompts
 
-# MemAgent, recurrent/impls/memory.py (as quoted in the reference notes), note "<problem> " with a space.
+# MemAgent, recurrent/impls/memory.py, note "<problem> " with a space.
 MEMAGENT = (
     "You are presented with a problem, a section of an article that may contain the answer to the problem, "
     "and a previous memory. Please read the provided section carefully and update the memory with the new "

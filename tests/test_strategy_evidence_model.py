@@ -37,7 +37,7 @@ def test_stdin_is_read_in_relevance_order_and_a_killed_run_resumes_to_the_same_a
     scratch.mkdir()
     env = {**os.environ, "MEMREAD_HOME": str(tmp_path / "home"), "MEMREAD_NO_PROGRESS": "1", "TMPDIR": str(scratch)}
     ask = ["ask", "-", QUESTION, "--strategy", "evidence", "--model", str(smollm2_path), "--json",
-           "--chunk-tokens", "300", "--final-tokens", "24", "--threads", "1", "-o", "patience=1", "-o", "max_read=0.5"]
+           "--chunk-tokens", "300", "--final-tokens", "24", "--threads", "1", "-o", "passages=2", "-o", "rounds=1", "-o", "max_read=0.5"]
     data = log_text()
 
     reference = tmp_path / "reference.jsonl"

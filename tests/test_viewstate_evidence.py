@@ -4,7 +4,6 @@ and an ETA that says ≤ whenever the run may read fewer steps than it counts.""
 from __future__ import annotations
 
 import io
-import re
 from typing import Any
 
 from rich.console import Console, RenderableType
@@ -162,11 +161,9 @@ def test_a_real_evidence_read_lines_its_sources_up_with_its_memory() -> None:
     from memread.tokens import CharTokenizer
 
     def picks_the_lamp(request: ChatRequest) -> str:
+        # A step shows one passage (its reply is begun with \\boxed{); the select step shows the lines found.
         prompt = request.messages[-1].content
-        if "<evidence>" in prompt:
-            return "\\boxed{Ada Quist}"
-        numbered = [line for line in prompt.splitlines() if re.match(r"\[\d+\] ", line)]
-        return ", ".join(str(n) for n, line in enumerate(numbered, 1) if "lamp" in line) or "none"
+        return "Ada Quist}" if "Ada Quist" in prompt else "none}"
 
     lines = [f"Notes {i}\nThe ferry timetable changed in spring. Gulls nested on the pier.\n\n" for i in range(6)]
     lines[3] = "Lighthouse\nThe lamp was repaired by Ada Quist in October. She is the harbour engineer.\n\n"
@@ -181,8 +178,10 @@ def test_a_real_evidence_read_lines_its_sources_up_with_its_memory() -> None:
     for event in events:
         state.apply(event, 0.0)
     view = state.lanes[0]
-    assert view.memory == "- The lamp was repaired by Ada Quist in October. She is the harbour engineer."
-    assert state.shown_memory(view)[1] == view.memory.replace("- ", "- [line 11] ", 1)
+    # The kept entry carries its place already: the view shows it once, not twice.
+    assert view.memory == "- [line 11] The lamp was repaired by Ada Quist in October. She is the harbour engineer."
+    assert state.shown_memory(view)[1] == view.memory
+    assert view.sources and view.sources[0]["where"] == "notes.txt line 11"
 
 
 # --- chunks read again count once ----------------------------------------------------------------------------

@@ -17,21 +17,20 @@ Three things here are not what llama-cpp-python does by default, on purpose:
   the chunk once, and consecutive steps share the instruction, yet every reply is the one the request gets
   from an empty cache (a resumed run reaches the same memory and answer).
 * **No stderr noise.** llama.cpp prints while loading even with ``verbose=False``; we point fd 2 at a
-  temporary file during the load only (in the main thread) and show its tail if the load fails.
+  temporary file during the load only (in the main thread) and show its tail if the load fails
+  (:mod:`memread.backends.quiet`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import re
 import sys
-import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +44,7 @@ import llama_cpp  # noqa: E402
 from memread.backends.base import Capabilities, ChatRequest, Completion, Message
 from memread.backends.chat_prompt import ChatPrompt, resolve_template
 from memread.backends.prefill import SharedPrefill
+from memread.backends.quiet import captured_stderr, tail
 from memread.backends.threads import ThreadChange, ThreadPolicy, fixed_threads
 from memread.errors import BackendError, BudgetError, UsageError
 
@@ -53,52 +53,20 @@ DEFAULT_SEED = 0  # used when a request carries no seed, so runs are reproducibl
 MAX_THREAD_WARNINGS = 10  # thread changes told one by one in ``warnings``; then one line says they go on
 
 
-# --- quiet loading --------------------------------------------------------------------------------------
+# --- quiet loading (memread.backends.quiet) ----------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _captured_stderr() -> Iterator[Path | None]:
-    """Send fd 2 to a temporary file (llama.cpp writes there from C). fd 2 is process-wide, so only the
-    main thread does this; elsewhere the noise is accepted rather than hiding another thread's errors."""
-    if threading.current_thread() is not threading.main_thread():
-        yield None
-        return
-    sys.stderr.flush()
-    try:
-        saved = os.dup(2)
-    except OSError:  # no fd 2 at all (a daemon): nothing to protect
-        yield None
-        return
-    handle, name = tempfile.mkstemp(prefix="memread-llama-", suffix=".log")
-    try:
-        os.dup2(handle, 2)
-        yield Path(name)
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(handle)
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-
-
-def _tail(log: Path | None, lines: int = 2) -> str:
-    """The last lines llama.cpp itself logged (``llama_model_load: error …``), if any."""
-    if log is None:
-        return ""
-    with contextlib.suppress(OSError):
-        text = log.read_text(errors="replace").splitlines()
-        ours = [line.strip() for line in text if re.match(r"\s*(llama|gguf|ggml|load)\w*:", line)]
-        return " | ".join(ours[-lines:])
-    return ""
+# What llama.cpp itself logs about a failed load ("llama_model_load: error …"), shown instead of Python's error.
+_LLAMA_LOG = re.compile(r"\s*(llama|gguf|ggml|load)\w*:")
 
 
 def _load_llama(path: Path, **params: Any) -> llama_cpp.Llama:
-    with _captured_stderr() as log:
+    with captured_stderr() as log:
         try:
             return llama_cpp.Llama(model_path=str(path), verbose=False, **params)
         except (ValueError, RuntimeError, OSError) as error:
             failure = str(error)
-        detail = _tail(log) or failure
+        detail = tail(log, _LLAMA_LOG) or failure
         # The half-built model's __del__ prints a traceback when collected: let that happen while fd 2 still
         # goes to the log, not later in the user's terminal.
         gc.collect()

@@ -14,64 +14,19 @@ Linux: it still counts a job that ended 50 seconds ago.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import statistics
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
+from memread.cpu import parse_cpu_list, physical_cores
 from memread.errors import UsageError
 
-
-def physical_cores() -> int:
-    """CPU cores this process may run on, counting SMT siblings (hyper-threads) once."""
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return _physical_cores_elsewhere()
-    seen: set[int] = set()
-    cores = 0
-    for cpu in cpus:
-        if cpu in seen:
-            continue
-        cores += 1
-        seen.add(cpu)
-        seen.update(_siblings(cpu))
-    return max(1, cores)
-
-
-def _siblings(cpu: int) -> set[int]:
-    try:
-        text = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
-    except OSError:
-        return set()
-    return parse_cpu_list(text)
-
-
-def parse_cpu_list(text: str) -> set[int]:
-    """Linux's CPU list syntax: ``"0,64"``, ``"0-3,8-11"``."""
-    cpus: set[int] = set()
-    for part in text.strip().split(","):
-        if "-" in part:
-            low, high = part.split("-")
-            cpus.update(range(int(low), int(high) + 1))
-        elif part:
-            cpus.add(int(part))
-    return cpus
-
-
-def _physical_cores_elsewhere() -> int:
-    if sys.platform == "darwin":
-        import subprocess
-
-        with contextlib.suppress(OSError, ValueError, subprocess.SubprocessError):
-            out = subprocess.run(["sysctl", "-n", "hw.physicalcpu"], capture_output=True, text=True, timeout=5)
-            return max(1, int(out.stdout.strip()))
-    return max(1, (os.cpu_count() or 2) // 2)  # assume SMT: too few threads costs far less than too many
+__all__ = ["ThreadChange", "ThreadPolicy", "default_threads", "fixed_threads", "free_cores",
+           "load_average", "other_runnable_tasks", "own_runnable_threads", "parse_cpu_list",
+           "physical_cores", "runnable_tasks"]
 
 
 def fixed_threads() -> int | None:

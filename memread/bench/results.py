@@ -1,6 +1,6 @@
 """Scores and the results file: one JSON line per (task, length, sample, method), appended as each finishes.
 
-Scoring (memread.answer's verifiers; reference notes seeds-code.md §1.4 and §6 for MemAgent's traps). The
+Scoring (:mod:`memread.answer`'s verifiers, which say where they depart from MemAgent's). The
 answer is *extracted* as the papers' evaluation does it: the last ``\\boxed{}`` of the final reply (with
 ``--final-prompt therefore``, else the text after "the answer is"), after any ``</think>``:
 

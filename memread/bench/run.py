@@ -111,7 +111,9 @@ def strategy_options(methods: Sequence[str], given: Mapping[str, Any],
     for method in methods:
         if is_strategy(method):
             own = settings_for(method, LoopSettings(options=dict(given)))
-            own = replace(own, options={**(before or {}).get(method, {}), **own.options})
+            takes = {f.name for f in strategy_class(method).option_fields()}
+            earlier = {k: v for k, v in (before or {}).get(method, {}).items() if k in takes}  # still an option
+            own = replace(own, options={**earlier, **own.options})
             out[method] = dict(check_settings(own).options)
     return out
 

@@ -1,6 +1,6 @@
 """Benchmark samples, built with fixed seeds from the data in :mod:`memread.bench.data`.
 
-The constructions follow the seed code and RULER (reference notes: seeds-code.md §1.5), re-implemented here
+The constructions follow the seed code and RULER (each item names what it follows), re-implemented here
 so that nothing from the data wheel is executed:
 
 * ``hqa`` — RULER-HotpotQA as MemAgent built it (``taskutils/memory_data``): every paragraph of the dev set

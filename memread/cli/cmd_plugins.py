@@ -39,7 +39,7 @@ def plugins_command(
         env.out(json.dumps(rows, indent=2, ensure_ascii=False))
         return
     if not rows:
-        env.err("no plugins installed (`pip install ./plugins/memread-docx`, or see README: Writing a plugin)")
+        env.err("no plugins installed (`pip install ./plugins/memread-docx`, or see docs/plugins.md)")
         return
     table = [("distribution", "version", "registers", "status")] + [
         (

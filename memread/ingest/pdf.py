@@ -1,6 +1,6 @@
 """PDF documents: one segment per page, provenance = physical page number and printed page label.
 
-Two libraries, each for what it does best (measured by ``benchmarks/bench_pdf.py``, results in
+Two libraries, each for what it does best (measured by ``benchmarks/robustness/bench_pdf.py``, results in
 ``benchmarks/results/pdf.md``):
 
 * **PDFium** (:mod:`~memread.ingest.pdf_pdfium`) opens and decrypts the file and gives each page's text, the

@@ -2,7 +2,7 @@
 
 Typesetters such as TeX position words instead of writing spaces, and an extractor that misjudges the gaps glues
 them: "linesconsistingsolelyofspacesandtabs". Whichever library produced the text, such a page has many letter
-runs no language writes: :func:`looks_glued` flags it. Measured on Debian's manuals (benchmarks/bench_pdf.py):
+runs no language writes: :func:`looks_glued` flags it. Measured on Debian's manuals (benchmarks/robustness/bench_pdf.py):
 pages whose spaces were kept have at most 11 % of their letters in runs of 20 or more (identifiers, URLs), glued
 pages 20-90 %.
 

@@ -46,6 +46,8 @@ class StepPlan:
     prompt: str
     max_tokens: int
     stop: tuple[str, ...] = ()
+    # The reply begins with this ("\\boxed{"), on a backend that continues replies (the loop drops it elsewhere).
+    reply_start: str = ""
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,11 @@ class Strategy(ABC):
         prompt = prompts.final_prompt(question, self.memory(state), style=self.settings.final_prompt)
         return StepPlan(prompt, self.settings.final_tokens)
 
+    def settle(self, lane: int, question: str, state: State, answer: str, boxed: bool) -> tuple[str, bool]:
+        """The answer to show for the final reply's extracted ``answer`` (``boxed``: whether one was extracted):
+        as it is, unless the strategy checks it against what it read (the papers' strategies do not)."""
+        return answer, boxed
+
     @property
     def chunk_tokens(self) -> int:
         """The chunk budget of this run: ``--chunk-tokens``, else the strategy's default."""
@@ -226,6 +233,10 @@ class Strategy(ABC):
         ]
 
     # --- choosing the reading order (chooses_order = True) -----------------------------------------------
+
+    def observe_document(self, document: Any) -> None:  # noqa: B027 - optional hook
+        """Called with the :class:`~memread.document.Document` before the run (its outline, the headings its own
+        structure declares, is complete once its chunks have been read)."""
 
     def index(self, chunks: Iterable[Chunk]) -> None:
         """Take in every chunk of the document before the first step (a resumed run calls it again)."""

@@ -16,7 +16,7 @@ the ``<update>`` content, read across lines (DOTALL), leniently (case, spaces, a
 several blocks the last counts. Without any ``<update>``, the memory is the reply minus its thinking and
 recall blocks, and the deviation is recorded.
 
-Choices where ReMemR1's code was loose (reference notes on the seed code, §2.2–2.3):
+Choices where ReMemR1's code was loose:
 
 * The first ``<recall>`` counts (DOTALL); an empty query, or the literal placeholder "query" echoed from the
   prompt, recalls nothing.

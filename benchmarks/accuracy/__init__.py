@@ -1,0 +1,1 @@
+"""How well memread's strategies answer: the acceptance sweep and the check of its goal."""

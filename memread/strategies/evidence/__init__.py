@@ -1,0 +1,417 @@
+"""evidence: answers about real documents, copied from them, for small models never trained to keep a memory.
+
+What untrained small models do well is read one short passage and say what in it answers a question; what they
+do badly is keep a memory, judge when to stop, say "none", tell the right passage among several, and count. So
+the model only reads and picks, and code does the rest (one concept per module):
+
+* :mod:`.units` — numbering: a passage cut into sentences, log lines, records, list items, headings;
+* :mod:`.boilerplate` — running headers and footers, tables of contents, indexes, navigation: left out;
+* :mod:`.ranking` — the passages indexed as a reader sees them; the best unread one for a question and for the
+  names its evidence brought up (the second hop);
+* :mod:`.reading` — a step: one passage, and the question; the model answers in its words, code finds the
+  answer in the passage and keeps the lines around it;
+* :mod:`.keeping` — the evidence: those lines word for word, with their places and context, bounded;
+* :mod:`.collect` — "how many", "list every", "the first …": code collects every matching unit of the whole
+  document, grouped and counted; the model says which group the question means;
+* :mod:`.answer` — choosing among the answers found, settled against the document's own words, or "the
+  document does not say".
+
+A question reads its best passages one step each (``passages`` of them, re-ranked after each with what was
+found), then a *select* step shows it only the lines its answers came from: the model answers from them, or says
+they do not answer, and the question reads its next passages (``rounds`` at most). Stopping is in code. Several
+questions read in one pass: a step reads the passage most of them rank first, for those that do, with the
+passage first in the prompt so they share its prefill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memread import prompts
+from memread.backends.base import Completion
+from memread.document import Chunk
+from memread.fulltext import query_terms
+from memread.settings import read_limit
+from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
+from memread.strategies.evidence import answer, collect, keeping, reading
+from memread.strategies.evidence.ranking import Passages, names_in
+from memread.strategies.evidence.units import units
+
+__all__ = ["EvidenceOptions", "EvidenceStrategy", "units"]
+
+REPLY_TOKENS = 48  # a boxed answer: a name, a value, a path
+FINAL_TOKENS = 200  # at most, for the final answer: a copied value, or a count and the lines it cites
+COLLECT_REPLY_TOKENS = 24
+# Question words a line must share for the number on it to answer a how-many question instead of code's count: "The
+# pier was closed for 12 days after the storm" does; "# of unexpected successes 4" (design question gcc-testlog-06,
+# whose count is the 50 XPASS lines) and a heading's "2.4.1" (octave-pdf-08) do not.
+STATED_SUPPORT = 3
+NEAR_SUPPORT = 2  # question words the line most about it must share to be kept when the answer is not there
+READ, SELECT, COLLECT = "read", "select", "collect"
+
+
+@dataclass(frozen=True)
+class EvidenceOptions:
+    passages: int = field(default=8, metadata={
+        "min": 1, "help": "passages a question reads, one a step, before the lines its answers came from are "
+                          "checked (a round)"})
+    rounds: int = field(default=2, metadata={
+        "min": 1, "help": "rounds a question reads at most before it answers (each re-ranks with what was found)"})
+    mode: str = field(default="auto", metadata={
+        "choices": ("auto", "lookup", "collect", "all"),
+        "help": "auto: how-many, list-every and first/last questions are collected from the whole document (--all), "
+                "the rest read their best passages; lookup or collect: always that; all: read every chunk in "
+                "order (slow; for what no word of the question finds)"})
+    exit_gate: bool = field(default=True, metadata={
+        "help": "off: read every chunk in document order (as mode=all), up to max_read"})
+    max_read: float = field(default=1.0, metadata={
+        "min": 0.0, "max": 1.0, "help": "the share of the chunks a question reads at most (at least one)"})
+
+
+class EvidenceStrategy(Strategy):
+    name = "evidence"
+    label = "verbatim evidence"
+    summary = "reads the passages that match the question; the model answers from each, code checks it is there"
+    Options = EvidenceOptions
+    options: EvidenceOptions
+    chooses_order = True
+    default_chunk_tokens = 400  # a passage: short enough for a small model to read closely
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._passages: Passages | None = None
+        self._groups: dict[str, list[collect.Group]] = {}
+        self._document: Any = None
+
+    # --- the document ---------------------------------------------------------------------------------
+
+    def observe_document(self, document: Any) -> None:
+        """Keep the document, whose outline (its own headings) is complete once its chunks are indexed."""
+        self._document = document
+
+    def index(self, chunks: Iterable[Chunk]) -> None:
+        self.close()
+        self._passages = Passages(chunks, outline=lambda: list(getattr(self._document, "outline", None) or []))
+        self._groups.clear()
+
+    @property
+    def passages(self) -> Passages:
+        if self._passages is None:
+            raise RuntimeError("the evidence strategy reads only after index()")
+        return self._passages
+
+    def mode(self, question: str) -> str:
+        """lookup, all, or a :mod:`.collect` kind (count, list, first, last)."""
+        if not self.options.exit_gate or self.options.mode == "all":
+            return "all"
+        kind = collect.question_kind(question)
+        if self.options.mode == "lookup" or (self.options.mode == "auto" and kind == collect.LOOKUP):
+            return "lookup"
+        return kind if kind != collect.LOOKUP else collect.COUNT
+
+    def phase(self, question: str, state: State) -> str | None:
+        """What the lane's next step does: COLLECT (choose among the counted groups), READ (one passage), SELECT
+        (answer from the lines kept), or None: it is done. A how-many question collects and then reads one round:
+        "how many days was the pier closed" is answered by a passage, "how many entries are marked X" by
+        counting, and only the model can tell which it is."""
+        if state.get("done"):
+            return None
+        mode = self.mode(question)
+        if mode not in ("lookup", "all") and state.get("counts") is None:
+            return COLLECT if self._collected(question) else (READ if mode == collect.COUNT else None)
+        if mode not in ("lookup", "all", collect.COUNT):
+            return None
+        return SELECT if state.get("select") else READ
+
+    # --- choosing what each step reads ------------------------------------------------------------------
+
+    def next_read(self, states: Mapping[int, State], questions: Sequence[str]) -> ReadChoice | None:
+        wanted: dict[int, list[int]] = {}  # chunk -> the lanes that read it next
+        other: list[int] = []  # lanes whose step reads no passage (select, collect): they join any step
+        for lane, state in states.items():
+            phase = self.phase(questions[lane], state)
+            if phase == READ:
+                chunk = self._next_passage(questions[lane], state)
+                if chunk is not None:
+                    wanted.setdefault(chunk, []).append(lane)
+            elif phase is not None:
+                other.append(lane)
+        if not wanted and not other:
+            return None
+        if wanted:
+            chunk = min(wanted, key=lambda c: (-len(wanted[c]), c))
+            lanes = tuple(sorted([*wanted[chunk], *other]))
+        else:
+            chunk, lanes = self._anchor(questions[other[0]], states[other[0]]), tuple(sorted(other))
+        reason = self._reason(chunk, [questions[lane] for lane in lanes], [states[lane] for lane in lanes])
+        return ReadChoice(self.passages.get(chunk), lanes, reason)
+
+    def _next_passage(self, question: str, state: State) -> int | None:
+        """The best unread passage for the question and what was found so far (None: nothing left to read)."""
+        read = list(state.get("read", []))
+        if len(read) >= read_limit(self.options.max_read, len(self.passages)):
+            return None
+        if self.mode(question) == "all":
+            return next((i for i in range(len(self.passages)) if i not in set(read)), None)
+        # What to look for next: the names the evidence brought up, and the answers the checks turned down (an
+        # answer that does not answer names what the question is about: the tool that "takes --delayed").
+        found = [str(c["answer"]) for c in state.get("candidates", []) if c.get("answer")]
+        # (A line kept only as the one most about the question, with no answer on it, names nothing new.)
+        names = names_in([*found, *(e["text"] for e in state.get("evidence", []) if e.get("how") != "near")],
+                         question)
+        names = [*(w for a in found for w in query_terms(a) if w not in names), *names][:24]
+        ranked = self.passages.rank(question, names, skip=set(read), limit=1)
+        return ranked[0][0] if ranked and ranked[0][1] > 0 else None
+
+    def _anchor(self, question: str, state: State) -> int:
+        """The chunk a step that reads no passage is shown at: its best answer's, else the last read."""
+        entries = state.get("evidence") or []
+        if entries:
+            return int(entries[-1]["chunk"])
+        groups = self._collected(question) if self.mode(question) not in ("lookup", "all") else []
+        if groups and groups[0].items:
+            return int(groups[0].items[0]["chunk"])
+        return int((state.get("read") or [0])[-1])
+
+    def _reason(self, chunk: int, questions: Sequence[str], states: Sequence[State]) -> str:
+        place = self.passages.labels[chunk].split(" · ")[0]
+        phases = {self.phase(q, s) for q, s in zip(questions, states, strict=True)}
+        if phases == {COLLECT}:
+            return f"collected {sum(g.count for g in self._collected(questions[0]))} lines of the whole document"
+        if phases == {SELECT}:
+            return "the lines the answers came from, checked"
+        if len(questions) == 1 and self.mode(questions[0]) == "all":
+            return "next in document order"
+        again = " (re-ranked with what was found)" if any(s.get("candidates") for s in states) else ""
+        return f"best unread passage, {place}{again}"
+
+    # --- one lane ---------------------------------------------------------------------------------------
+
+    def initial_state(self) -> State:
+        return {"memory": prompts.NO_MEMORY, "evidence": [], "read": [], "rounds": 0, "in_round": 0}
+
+    def plan_step(self, lane: int, question: str, state: State, chunk: Chunk) -> StepPlan:
+        phase = self.phase(question, state)
+        if phase == SELECT:
+            return StepPlan(answer.final_prompt(question, keeping.for_model(state.get("evidence", []))), REPLY_TOKENS,
+                            reply_start=reading.REPLY_START)
+        if phase == COLLECT:
+            return StepPlan(collect.step_prompt(question, collect.summary(self._collected(question))),
+                            COLLECT_REPLY_TOKENS, reply_start=reading.REPLY_START)
+        shown = self._shown(chunk.index)
+        return StepPlan(reading.step_prompt(question, [shown], ""), REPLY_TOKENS, reply_start=reading.REPLY_START)
+
+    def _shown(self, index: int) -> reading.Shown:
+        return reading.Shown(index, self.passages.labels[index], self.passages.readable(index))
+
+    def read_reply(self, lane: int, question: str, state: State, chunk: Chunk,
+                   completion: Completion) -> StepResult:
+        phase = self.phase(question, state)
+        if phase == SELECT:
+            return self._select(question, state, completion)
+        if phase == COLLECT:
+            return self._choose_groups(question, state, completion)
+        return self._read(question, state, chunk, completion)
+
+    def _read(self, question: str, state: State, chunk: Chunk, completion: Completion) -> StepResult:
+        """One passage read: the answer found in it, the lines around it kept, and whether the round is over."""
+        shown = self._shown(chunk.index)
+        mode = self.mode(question)
+        step = len(state.get("read", [])) + 1
+        evidence = [dict(e) for e in state.get("evidence", [])]
+        candidates = [dict(c) for c in state.get("candidates", [])]
+        said = reading.step_answer(completion.text)
+        found, issues = self._found(question, shown, said, evidence, step)
+        if found:
+            candidates.append(found)
+        evidence, dropped = keeping.bounded(evidence, question, self.settings.memory_tokens, self._tokens)
+        read = [*state.get("read", []), chunk.index]
+        in_round = int(state.get("in_round", 0)) + 1
+        new_state = {**state, "evidence": evidence, "read": read, "candidates": candidates, "in_round": in_round}
+        left = self._next_passage(question, new_state) is not None
+        exit_reason = ""
+        if mode == "all":
+            exit_reason = "" if left else "read every chunk"
+        elif in_round >= self.options.passages or not left:
+            if mode == collect.COUNT:
+                exit_reason = "counted, and read the best passages"
+            elif any(c["step"] > self._round_start(state) for c in candidates):
+                new_state["select"] = True  # check the round's answers against the lines they came from
+            elif not left or int(state.get("rounds", 0)) + 1 >= self.options.rounds:
+                exit_reason = "no answer found in the passages read"
+            else:
+                new_state.update(rounds=int(state.get("rounds", 0)) + 1, in_round=0)
+        new_state["done"] = bool(exit_reason)
+        new_state["memory"] = keeping.render(evidence)
+        new_state["sources"] = _sources(evidence)
+        if found and found["answer"]:
+            summary = f"answer {found['answer']!r} on a line sharing {found['support']} of the question's words"
+        else:
+            summary = "kept the line most about the question" if found else "no answer in this passage"
+        if dropped:
+            summary += f", dropped {dropped} (memory full)"
+        return StepResult(state=new_state, memory=new_state["memory"],
+                          memory_changed=new_state["memory"] != state.get("memory"), truncated=False,
+                          exit=bool(exit_reason), exit_reason=exit_reason or "exit-gate",
+                          decisions={"answer": said, "found": found, "read": len(read)},
+                          summary=summary, parse_issues=tuple(issues))
+
+    def _round_start(self, state: State) -> int:
+        return len(state.get("read", [])) - int(state.get("in_round", 0))
+
+    def _found(self, question: str, shown: reading.Shown, said: str | None, evidence: list[dict[str, Any]],
+               step: int) -> tuple[dict[str, Any] | None, list[str]]:
+        """The answer a step gave, as the passage writes it, with the line it is on kept as evidence (None, and
+        why, when the passage does not hold it)."""
+        if said is None:
+            return None, ["the reply gives no answer"]
+        if reading.yes_no(question, said):  # "yes" is in no passage: keep the lines about the question
+            lines = reading.best_lines(question, [shown])
+            self._keep(shown, [u for _, u in lines], evidence, step)
+            support = max((reading.support(question, shown, u) for _, u in lines), default=0)
+            return {"answer": said.strip().strip(".").lower(), "step": step, "support": support}, []
+        places = [u for _, u in reading.holding(said, [shown]) if not reading.numbering_only(said, shown.units[u])]
+        if not places:
+            # The model's answer is not the passage's (it mixed two lines: "binutils-multiarch (2.30-3)"): the line
+            # most about the question is kept for the select step to read, which decides.
+            near = reading.best_lines(question, [shown], count=1)
+            if near and reading.support(question, shown, near[0][1], label=False) >= NEAR_SUPPORT:
+                self._keep(shown, [near[0][1]], evidence, step, how="near")
+                return {"answer": None, "step": step, "support": reading.support(question, shown, near[0][1]),
+                        "own_support": 0}, [f"the answer {said[:60]!r} is not in the passage; kept the line most "
+                                            "about the question"]
+            return None, [f"the answer {said[:60]!r} is not in the passage"]
+        best = max(places, key=lambda u: (reading.support(question, shown, u), -u))
+        self._keep(shown, [best], evidence, step)
+        return {"answer": reading.snap(said, shown.units[best].text), "step": step,
+                "support": reading.support(question, shown, best),
+                "own_support": reading.support(question, shown, best, label=False)}, []
+
+    def _keep(self, shown: reading.Shown, positions: Iterable[int], evidence: list[dict[str, Any]],
+              step: int, how: str = "answer") -> None:
+        every = list(self.passages.units(shown.chunk))
+        for u in positions:
+            unit = shown.units[u]
+            if keeping.covered(evidence, shown.chunk, unit):
+                continue
+            position = next(i for i, other in enumerate(every) if other.start == unit.start)
+            evidence.append(keeping.entry(self.passages.get(shown.chunk), every, position,
+                                          self.passages.contexts[shown.chunk], step=step, how=how))
+
+    def _select(self, question: str, state: State, completion: Completion) -> StepResult:
+        """The round's check: shown only the lines its answers came from, does the model answer from them? Yes
+        ends the reading; "not in the document" sends the question on to its next round, if any is left."""
+        said = reading.step_answer(completion.text)
+        lines = "\n".join(f"{e.get('head', '')} {e['text']}" for e in state.get("evidence", []))
+        confirmed = None
+        if said and not answer.says_absent(said):
+            confirmed = said.lower() if reading.yes_no(question, said) else reading.snap(said, lines)
+        rounds = int(state.get("rounds", 0)) + 1
+        new_state = {**state, "select": False, "confirmed": confirmed, "rounds": rounds, "in_round": 0}
+        exit_reason = ""
+        if confirmed:
+            exit_reason = f"the lines kept answer the question ({confirmed[:40]})"
+        elif rounds >= self.options.rounds:
+            exit_reason = f"read {rounds} round(s) of {self.options.passages} passages; none answered"
+        elif self._next_passage(question, new_state) is None:
+            exit_reason = "no unread passage matches the question"
+        new_state["done"] = bool(exit_reason)
+        summary = f"checked: the lines kept answer {confirmed!r}" if confirmed else "checked: the lines kept do not answer"
+        return StepResult(state=new_state, memory=str(state.get("memory")), memory_changed=False, truncated=False,
+                          exit=bool(exit_reason), exit_reason=exit_reason or "exit-gate",
+                          decisions={"check": said, "confirmed": confirmed}, summary=summary)
+
+    def _choose_groups(self, question: str, state: State, completion: Completion) -> StepResult:
+        groups = self._collected(question)
+        chosen, issues = collect.chosen_groups(completion.text, len(groups))
+        if not chosen and groups:
+            chosen = [1]
+            issues.append("the reply names no group; the first (the closest match) is taken")
+        picked = [groups[n - 1] for n in chosen]
+        items = sorted((item for g in picked for item in g.items), key=keeping.document_order)
+        kind = self.mode(question)
+        if kind == collect.FIRST:
+            items = items[:1]
+        elif kind == collect.LAST:
+            items = items[-1:]
+        counts = [g.count for g in picked]
+        counted = "\n".join(f"{g.count} lines ({g.key})" for g in picked)
+        listed = keeping.render(items[:12]) if items else prompts.NO_MEMORY
+        memory = f"{counted}\n{listed}" if kind in (collect.COUNT, collect.LIST) else listed
+        shown = keeping.for_model(items[:12]) if items else prompts.NO_MEMORY  # the model is shown no places
+        shown = f"{counted}\n{shown}" if kind in (collect.COUNT, collect.LIST) else shown
+        more = kind == collect.COUNT  # a how-many question also reads its best passages (phase)
+        new_state = {**state, "done": not more, "counts": counts, "kind": kind, "items": items[:200],
+                     "counted": shown, "sources": _sources(items[:200]), "memory": memory}
+        if not more:
+            new_state["evidence"] = items[:200]
+        return StepResult(state=new_state, memory=memory, memory_changed=True, truncated=False, exit=not more,
+                          exit_reason=f"counted the whole document: {sum(counts)} lines in {len(picked)} group(s)",
+                          decisions={"groups": chosen, "counts": counts},
+                          summary=f"chose group {', '.join(map(str, chosen))}: {sum(counts)} lines",
+                          parse_issues=tuple(issues))
+
+    def _collected(self, question: str) -> list[collect.Group]:
+        """The groups of the whole document's units that a collect question is about (computed once)."""
+        if question not in self._groups:
+            self._groups[question] = collect.collected(self.passages, question)
+        return self._groups[question]
+
+    # --- the answer -------------------------------------------------------------------------------------
+
+    def plan_final(self, lane: int, question: str, state: State) -> StepPlan:
+        if state.get("counts") is not None:
+            lines = keeping.for_model(state.get("evidence", [])) if state.get("kind") == collect.COUNT else ""
+            return StepPlan(answer.collect_prompt(question, str(state.get("counted", "")), lines), self._final_tokens)
+        memory = keeping.for_model(state.get("evidence", []))
+        evidence = memory if state.get("evidence") else "(no line of the document was found to answer)"
+        return StepPlan(answer.final_prompt(question, evidence), self._final_tokens)
+
+    @property
+    def _final_tokens(self) -> int:
+        # A final reply past a short answer is what a small model degenerates into (". . . ." to the limit).
+        return min(self.settings.final_tokens, FINAL_TOKENS)
+
+    def settle(self, lane: int, question: str, state: State, reply_answer: str, boxed: bool) -> tuple[str, bool]:
+        counts = state.get("counts")
+        if counts is not None and state.get("kind") == collect.COUNT:
+            # A number a passage states counts only on a line about the question ("closed for 12 days"), not a
+            # section number on a heading ("2.4.1 Cursor Motion").
+            stated = [str(c["answer"]) for c in state.get("candidates", [])
+                      if c.get("answer") and int(c.get("own_support", 0)) >= STATED_SUPPORT]
+            return answer.settle_count(reply_answer, list(counts), stated), True
+        if counts is not None:
+            return reply_answer, boxed
+        if self.mode(question) == "lookup" and not state.get("confirmed"):
+            return answer.DOES_NOT_SAY, True  # every check said the lines kept do not answer
+        evidence = "\n".join(f"{e.get('head', '')} {e['text']}" for e in state.get("evidence", []))
+        return answer.settle_lookup(reply_answer, evidence, state.get("confirmed")), True
+
+    # --- what the rest of memread asks ------------------------------------------------------------------
+
+    def templates(self) -> dict[str, str]:
+        return {"memory": reading.step_prompt("{prompt}", [], "{chunk}"),
+                "final": answer.final_prompt("{prompt}", "{memory}"),
+                "collect": collect.step_prompt("{prompt}", "{groups}"),
+                "collect_final": answer.collect_prompt("{prompt}", "{memory}")}
+
+    def budget(self, question: str) -> list[BudgetItem]:
+        evidence = self.settings.memory_tokens
+        return [BudgetItem("step", reading.step_prompt(question, [], ""), self.chunk_tokens + 32, REPLY_TOKENS),
+                BudgetItem("select", answer.final_prompt(question, ""), evidence, REPLY_TOKENS),
+                BudgetItem("final", answer.collect_prompt(question, "", ""), 2 * evidence, self._final_tokens)]
+
+    def close(self) -> None:
+        if self._passages is not None:
+            self._passages.close()
+            self._passages = None
+
+    def _tokens(self, text: str) -> int:
+        return self.tokenizer.count(text) if self.tokenizer is not None else len(text) // 4 + 1
+
+
+def _sources(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [{"where": e["where"], "spans": e["spans"], "excerpt": e["text"][:200], "chunk": e["chunk"]}
+            for e in sorted(entries, key=keeping.document_order)]

@@ -1,0 +1,77 @@
+"""Answering: the final prompt from the evidence, and the answer settled against the document's own words.
+
+The final reply must copy: an answer is taken as the evidence writes it (:func:`memread.strategies.evidence.
+reading.snap`: "OCTAVE-JAVA-DIR" becomes the evidence's "OCTAVE_JAVA_DIR"). When the evidence does not hold the
+answer's words, or the model says the evidence does not answer, or nothing was kept at all, memread says that
+the document does not say, instead of passing on what the model knows or guesses. A count is the one code
+made (:mod:`.collect`), not the model's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from memread.strategies.evidence.reading import NONE_ANSWERS, snap
+
+DOES_NOT_SAY = "The document does not say."
+FINAL_INSTRUCTION = (
+    "You are given lines quoted word for word from a document, each with where it is, and a question. Answer "
+    "the question with the exact words of the lines, in \\boxed{}. If the lines do not answer the question, "
+    "write \\boxed{not in the document}."
+)
+COLLECT_INSTRUCTION = (
+    "You are given what memread counted in a whole document: groups of lines, each with how many there are, "
+    "and a question. Answer the question from these counts and lines, in \\boxed{}."
+)
+_ABSENT = re.compile(r"\b(?:not (?:in|found|mentioned|stated|given|provided|specified)|no (?:answer|information)|"
+                     r"does not|doesn't|cannot|unknown|none)\b", re.IGNORECASE)
+
+
+def says_absent(text: str) -> bool:
+    """Whether an answer says the text does not answer ("not in the document", "none", "unknown")."""
+    return not text.strip() or text.strip().strip(".").lower() in NONE_ANSWERS or bool(_ABSENT.search(text))
+
+
+def final_prompt(question: str, evidence: str) -> str:
+    return (f"{FINAL_INSTRUCTION}\n\n<lines>\n{evidence}\n</lines>\n\nQuestion: {question}\n\n"
+            "Answer with the exact words of the lines, in \\boxed{}.")
+
+
+def collect_prompt(question: str, counted: str, lines: str = "") -> str:
+    quoted = f"\n\nLines of the passages that best match the question:\n<lines>\n{lines}\n</lines>" if lines else ""
+    return (f"{COLLECT_INSTRUCTION}\n\n<counted>\n{counted}\n</counted>{quoted}\n\nQuestion: {question}\n\n"
+            "Answer in \\boxed{}.")
+
+
+def settle_lookup(answer: str, evidence_text: str, found: str | None) -> str:
+    """The answer as the evidence writes it; :data:`DOES_NOT_SAY` when there is no evidence, the model says it
+    does not answer, or its answer is not in the evidence (then a step's checked answer ``found``, if any)."""
+    if not evidence_text.strip():
+        return DOES_NOT_SAY
+    cleaned = answer.strip().strip(".")
+    if not cleaned or cleaned.lower() in NONE_ANSWERS or _ABSENT.search(cleaned):
+        return found or DOES_NOT_SAY
+    if cleaned.lower() in ("yes", "no") and found in ("yes", "no"):
+        return cleaned.lower()  # a yes/no question, checked on the lines about it
+    snapped = snap(cleaned, evidence_text)
+    if snapped is not None:
+        return snapped
+    if found is not None:
+        return found
+    # Some words of the answer are the evidence's: keep the answer (a sum, a yes/no, a date reworded).
+    words = re.findall(r"\w+", cleaned.lower())
+    present = sum(1 for word in words if word in evidence_text.lower())
+    return answer.strip() if words and present >= len(words) / 2 else DOES_NOT_SAY
+
+
+def settle_count(answer: str, counts: list[int], stated: Iterable[str] = ()) -> str:
+    """A how-many question's answer: the model's number when it is one of the counts code made (or their sum), or
+    a number a passage read states as its whole answer (``stated``: "closed for 12 days" gave "12"); else the
+    count code made for the groups chosen (a section number, "1.2", is no count)."""
+    number = re.search(r"\d[\d,]*", answer)
+    valid = {str(c) for c in counts} | ({str(sum(counts))} if counts else set())
+    valid |= {s.replace(",", "") for s in stated if re.fullmatch(r"\d[\d,]*", s.strip())}
+    if number and number.group().replace(",", "") in valid:
+        return number.group().replace(",", "")
+    return str(sum(counts)) if counts else DOES_NOT_SAY

@@ -1,0 +1,292 @@
+"""Questions about the whole document: "how many …", "list every …", "which is the first/last …".
+
+Such a question is not answered by the passage that matches it best: every matching unit of the document
+counts, and a small model cannot count. So code reads the whole document (the index finds every chunk holding
+the question's words) and collects, verbatim and with its place, every unit that holds them, grouped by how the
+units begin (the 50 lines beginning ``XPASS:``, the 64 entry headers holding ``urgency=high``); a question about
+the document's parts (chapters, sections, or the parts of a section it names) collects its headings instead,
+grouped by their numbering (``12`` chapters, ``12.3`` sections, ``A`` appendices). The model is shown the groups,
+counted, and says which of them the question is about; code counts those, and the answer cites them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memread.recall import query_terms
+from memread.strategies.evidence import keeping
+from memread.strategies.evidence.keeping import stems
+from memread.strategies.evidence.units import HEADING, Unit
+
+COUNT, FIRST, LAST, LIST, LOOKUP = "count", "first", "last", "list", "lookup"
+MAX_GROUPS = 12  # groups shown to the model
+EXAMPLES = 3  # items shown per group
+MAX_ITEMS = 2000  # items collected per group at most (a 2 GB log's "ERROR" lines): counted beyond, not kept
+
+_COUNTING = re.compile(r"^\s*(?:how\s+many|how\s+often|count\b|(?:what|which)\s+is\s+the\s+(?:total\s+)?number\s+of|"
+                       r"(?:what|which)\s+(?:is|are)\s+the\s+number)", re.IGNORECASE)
+_LISTING = re.compile(r"^\s*(?:list|name|enumerate)\s+(?:all|every|each)\b|\b(?:list|name)\s+(?:all|every)\b|"
+                      r"^\s*which\s+\w+(?:\s+\w+)?\s+(?:all\s+)?(?:failed|passed|crashed)\b", re.IGNORECASE)
+_ORDINAL = re.compile(r"^\s*(?:which|what)\b.*?\bthe\s+(first|earliest|last|latest|final)\b", re.IGNORECASE)
+_PARTS = {"chapter", "section", "subsection", "appendix", "appendice", "part", "heading", "title"}
+_QUOTED = re.compile(r"[\"“‘']([^\"”’']{3,80})[\"”’']")
+# Words that say how to count or where, not what: left out of what a unit must hold.
+_SCAFFOLD = set(["how", "many", "much", "often", "count", "number", "total", "first", "earliest", "last", "latest", "final", "list", "name", "enumerate", "every", "each", "whole", "entire", "document", "manual", "book", "log", "file", "text", "listed", "described", "mentioned", "reported", "appear", "appears", "appearing", "given", "contain", "contains", "containing", "record", "records", "recorded", "does", "do", "did", "are", "is", "was", "were", "there", "this", "that", "these", "those", "which", "what", "its", "their", "at", "least", "one", "according"])
+_SHAPE_WORD = re.compile(r"\S+")
+
+
+# "How many days/seconds/bytes …" asks for a quantity the text states, not for items of the document to count.
+_MEASURE = re.compile(r"^\s*how\s+(?:many|much)\s+(?:\w+\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|"
+                      r"times|bytes|kilobytes|megabytes|gigabytes|[kmgt]i?b|percent|kilometres|kilometers|miles|"
+                      r"metres|meters|euros|dollars|people|copies)\b", re.IGNORECASE)
+
+
+def question_kind(question: str) -> str:
+    """COUNT, LIST, FIRST, LAST or LOOKUP (a question the best passages answer)."""
+    if _MEASURE.search(question):
+        return LOOKUP
+    if _COUNTING.search(question):
+        return COUNT
+    if _LISTING.search(question):
+        return LIST
+    ordinal = _ORDINAL.search(question)
+    if ordinal:
+        return FIRST if ordinal.group(1).lower() in ("first", "earliest") else LAST
+    return LOOKUP
+
+
+def identifiers(question: str) -> list[str]:
+    """The question's identifiers (``urgency=high``, ``libgomp.fortran/``, ``XPASS``, a version such as ``2.7-3``),
+    each as the phrase of words the index holds it as ("urgency high", "2 7 3")."""
+    found: list[str] = []
+    for token in re.findall(r"[\w.+-]*\w[=./:+-]+[\w.+/-]*|\b[A-Z][A-Z0-9_]{2,}\b", question):
+        phrase = " ".join(re.findall(r"\w+", token.lower()))
+        if phrase and phrase not in found:
+            found.append(phrase)
+    return found
+
+
+def anchors(question: str) -> list[str]:
+    """What a unit must hold to be collected: the question's identifiers as phrases, then its other content
+    words, the scaffolding of counting left out."""
+    found = identifiers(question)
+    inside = {word for phrase in found for word in phrase.split()}
+    for word in query_terms(question):
+        if word not in _SCAFFOLD and word not in inside and word not in found:
+            found.append(word)
+    return found
+
+
+def parts_asked(question: str) -> bool:
+    """Whether the question counts the document's parts (chapters, sections…) or the parts of a named one."""
+    return bool(stems(query_terms(question)) & _PARTS) or bool(_QUOTED.search(question))
+
+
+def quoted(question: str) -> list[str]:
+    return [text.strip() for text in _QUOTED.findall(question)]
+
+
+@dataclass
+class Group:
+    """Units of one shape: how they begin, how many, and the first ones (verbatim, with their places)."""
+
+    key: str
+    count: int = 0
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, item: dict[str, Any]) -> None:
+        self.count += 1
+        if len(self.items) < MAX_ITEMS:
+            self.items.append(item)
+
+
+def shape_of(text: str) -> str:
+    """How a unit begins, numbers blanked: ``XPASS:``, ``binutils (#.#-#)``, ``-- Galen``, ``# of unexpected``."""
+    words = _SHAPE_WORD.findall(text)[:3]
+    key = " ".join(words[:2]) if words and len(words[0]) <= 2 else (words[0] if words else "")
+    return re.sub(r"\d+", "#", key)
+
+
+def numbering(text: str) -> str | None:
+    """A heading's numbering pattern: ``12`` for "12 Packages", ``12.3`` for "12.3. RAID", ``A`` for "A Grammar",
+    ``A.2`` for "A.2. Ubuntu"; None when it has none."""
+    match = re.match(r"\s*(?:(?:Chapter|Appendix|Part|Section)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.?\s", text)
+    if not match:
+        return None
+    return re.sub(r"^[A-Z]", "A", re.sub(r"\d+", "#", match.group(1)))  # appendices A, B, C… alike
+
+
+def holds(text: str, anchor: str) -> bool:
+    """Whether ``text`` holds ``anchor``: a phrase of several words in a row, or a word (plurals alike)."""
+    words = re.findall(r"\w+", text.lower())
+    wanted = anchor.split()
+    if len(wanted) > 1:
+        return f" {anchor} " in f" {' '.join(words)} "
+    return bool(stems(wanted) & stems(words))
+
+
+def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[str],
+                required: Sequence[str] = ()) -> list[Group]:
+    """Units that hold the anchors, grouped by shape and by which anchors they hold; with ``required`` (the
+    question's identifiers), only the groups holding all of them (else any of them): "urgency=high" is what the
+    question counts, "marked" is not."""
+    groups: dict[str, tuple[Group, set[str]]] = {}
+    for item, unit in found:
+        held = [anchor for anchor in wanted if holds(unit.text, anchor)]
+        if not held:
+            continue
+        key = f"{shape_of(unit.text)} · holding {', '.join(held)}"
+        groups.setdefault(key, (Group(key), set(held)))[0].add(item)
+    chosen = list(groups.values())
+    if required:
+        every = [pair for pair in chosen if set(required) <= pair[1]]
+        some = [pair for pair in chosen if set(required) & pair[1]]
+        chosen = every or some or chosen
+    return sorted((g for g, _ in chosen), key=lambda g: (-len(g.key.split(", ")), -g.count))[:MAX_GROUPS]
+
+
+def group_headings(found: Iterable[tuple[dict[str, Any], Unit]], scope: str | None) -> list[Group]:
+    """Headings grouped by numbering (each distinct heading once); with ``scope`` (a section's numbering, e.g.
+    ``1.2``), only the headings numbered under it."""
+    groups: dict[str, Group] = {}
+    seen: set[str] = set()
+    for item, unit in found:
+        if unit.kind != HEADING or unit.text in seen:
+            continue
+        number = re.match(r"\s*(?:(?:Chapter|Appendix|Part|Section)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)", unit.text)
+        pattern = numbering(unit.text)
+        if pattern is None or number is None:
+            continue
+        if scope is not None and not (number.group(1).startswith(scope + ".") and
+                                      number.group(1).count(".") == scope.count(".") + 1):
+            continue
+        seen.add(unit.text)
+        key = f"headings numbered like {pattern}" + (f" under {scope}" if scope else "")
+        groups.setdefault(key, Group(key)).add(item)
+    # The outermost level first ("chapters" before "sections"), then the larger.
+    return sorted(groups.values(), key=lambda g: (g.key.count("."), -g.count))[:MAX_GROUPS]
+
+
+def group_outline(outline: Sequence[Any], titles: Sequence[str]) -> list[Group]:
+    """The document's outline (its own headings: PDF bookmarks, HTML and EPUB headings) grouped by level and
+    numbering; with ``titles`` (sections the question names), only the headings directly under the first of
+    them the outline has."""
+    entries = list(outline)
+    scope = None
+    for title in titles:
+        wanted = stems(query_terms(title))
+        scope = next((i for i, h in enumerate(entries) if wanted and stems(query_terms(_unnumbered(h.title))) == wanted),
+                     None)
+        if scope is not None:
+            break
+    if scope is not None:
+        level = entries[scope].level
+        under = []
+        for heading in entries[scope + 1:]:
+            if heading.level <= level:
+                break
+            if heading.level == level + 1:
+                under.append(heading)
+        entries = under
+    elif titles:
+        return []
+    groups: dict[str, Group] = {}
+    seen: set[tuple[int, str]] = set()
+    for heading in entries:
+        if (heading.level, heading.title) in seen:
+            continue
+        seen.add((heading.level, heading.title))
+        pattern = numbering(heading.title + " ")
+        key = (f"level {heading.level + 1} headings" + (f" numbered like {pattern}" if pattern else " without a number")
+               + (f" under {outline[scope].title}" if scope is not None else ""))
+        place = heading.source.rsplit("/", 1)[-1] + (f" p. {heading.page}" if heading.page else "")
+        groups.setdefault(key, Group(key)).add({"text": heading.title, "where": place, "chunk": 0, "start": 0,
+                                                "head": "", "spans": [], "step": 1, "how": "outline"})
+    return sorted(groups.values(), key=lambda g: (int(g.key.split()[1]), g.key.count("."), -g.count))[:MAX_GROUPS]
+
+
+def _unnumbered(title: str) -> str:
+    return re.sub(r"^\s*(?:(?:Chapter|Appendix|Part|Section)\s+)?(?:\d+|[A-Z])(?:\.\d+)*\.?\s+", "", title)
+
+
+def section_number(title: str, headings: Iterable[str]) -> str | None:
+    """The numbering of the heading whose words are ``title``'s (a section the question names)."""
+    wanted = stems(query_terms(title))
+    for heading in headings:
+        match = re.match(r"\s*((?:\d+|[A-Z])(?:\.\d+)*)\.?\s+(.*)", heading)
+        if match and wanted and stems(query_terms(match.group(2))) == wanted:
+            return match.group(1)
+    return None
+
+
+def summary(groups: Sequence[Group]) -> str:
+    """The groups as the model is shown them: number, count, how they begin, and the first ones."""
+    lines = []
+    for number, group in enumerate(groups, 1):
+        examples = "; ".join(f"\"{item['text'][:100]}\" ({keeping.short_place(str(item['where']))})"
+                             for item in group.items[:EXAMPLES])
+        more = ", …" if group.count > EXAMPLES else ""
+        lines.append(f"Group {number}: {group.count} line{'s' if group.count != 1 else ''} ({group.key}), "
+                     f"e.g. {examples}{more}")
+    return "\n".join(lines)
+
+
+# --- over the document's passages ----------------------------------------------------------------------------
+
+
+def collected(passages: Any, question: str) -> list[Group]:
+    """The groups of the whole document's units a question is about: the outline's headings (or the headings
+    the text marks) for a question about the document's parts, else the units holding its anchors."""
+    if parts_asked(question) and passages.outline:
+        groups = group_outline(passages.outline, quoted(question))
+        if groups:
+            return groups
+    if parts_asked(question):
+        headings = list(_units_of(passages, range(len(passages)), headings_only=True))
+        scope = None
+        for title in quoted(question):
+            scope = section_number(title, (unit.text for _, unit in headings))
+            if scope:
+                break
+        groups = group_headings(headings, scope)
+        if groups:
+            return groups
+    wanted = anchors(question)
+    # The chunks to collect from: those holding every identifier of the question ("urgency=high", "XPASS"), else
+    # those holding its rarest word that the document holds.
+    chunks = passages.holding(identifiers(question))
+    if not chunks:
+        held = [(len(found), found) for anchor in wanted if (found := passages.holding([anchor]))]
+        chunks = min(held)[1] if held else []
+    return group_units(_units_of(passages, chunks), wanted, identifiers(question))
+
+
+def _units_of(passages: Any, chunks: Iterable[int], *,
+              headings_only: bool = False) -> Iterable[tuple[dict[str, Any], Unit]]:
+    for index in chunks:
+        chunk = passages.get(index)
+        every = list(passages.units(index, keep=False))
+        for position, unit in enumerate(every):
+            if not unit.readable or (headings_only and unit.kind != HEADING):
+                continue
+            yield keeping.entry(chunk, every, position, passages.contexts[index], step=1, how="collected"), unit
+
+
+def step_prompt(question: str, groups: str) -> str:
+    return (f"memread read the whole document and grouped the lines that hold the question's words:\n\n{groups}\n\n"
+            f"Question: {question}\n\nWhich group or groups of lines is the question about? Answer with the group "
+            "numbers in \\boxed{}, e.g. \\boxed{2}.")
+
+
+def chosen_groups(reply: str, count: int) -> tuple[list[int], list[str]]:
+    """The group numbers a reply names (valid, distinct), and what was odd about it."""
+    from memread.answer import final_answer
+
+    text, boxed = final_answer(reply, style="boxed")
+    numbers = [int(n) for n in re.findall(r"\d+", text if boxed else reply)]
+    chosen = [n for n in dict.fromkeys(numbers) if 1 <= n <= count]
+    issues = [f"group {n} does not exist" for n in numbers if not 1 <= n <= count]
+    return chosen, issues

@@ -1,0 +1,123 @@
+"""Reading: the step prompt that shows a question's best passages to the model, and what its reply says.
+
+A step shows a few passages together, in document order, each headed by where it is (page, section, lines)
+with its boilerplate left out, and asks for the answer in the passages' own words; the reply is begun with
+``\\boxed{`` for the model, so it answers first and briefly (on a CPU a generated token costs as much as several
+read ones). Code then finds the answer in the passages (:func:`snap`: the document's spelling, not the model's),
+the lines that hold it (:func:`holding`), and how well those lines support it: how many of the question's words
+they, their neighbours and their heading share (:func:`support`). What is kept is always the document's text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memread.answer import final_answer
+from memread.recall import query_terms
+from memread.strategies.evidence.keeping import stems
+from memread.strategies.evidence.units import Unit
+
+# Offered "\boxed{none}" for passages that do not answer, the default model said "none" to passages holding the
+# answer; asked to copy the lines that answer first, it wrote prose about the passages and often no answer at all
+# (design questions octave-pdf-02 and -04, whose answers were in the passages shown). So a step asks for the
+# answer only, begun for the model, and code checks it against the passages.
+STEP_INSTRUCTION = "Answer the question with the exact words of the passages, in \\boxed{}."
+REPLY_START = "\\boxed{"
+NONE_ANSWERS = {"none", "n/a", "unknown", "not found", "not mentioned", "not in the document", "no answer", ""}
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A passage as a step shows it: the chunk, its heading line, and its units (boilerplate left out)."""
+
+    chunk: int
+    label: str
+    units: tuple[Unit, ...]
+
+    def text(self) -> str:
+        return "\n".join(unit.text for unit in self.units)
+
+
+def step_prompt(question: str, passages: Sequence[Shown], evidence: str) -> str:
+    """The prompt of one step: passages first (in document order), then what earlier steps found, the question,
+    and what to reply."""
+    shown = "\n\n".join(f"[Passage {number} — {p.label}]\n{p.text()}" for number, p in enumerate(passages, 1))
+    found = f"\n\nFound earlier in the document:\n{evidence}" if evidence else ""
+    return f"{shown}{found}\n\nQuestion: {question}\n\n{STEP_INSTRUCTION}"
+
+
+def step_answer(reply: str) -> str | None:
+    """The answer a step's reply gives (its boxed text, else its first line), None when it gives none."""
+    extracted, boxed = final_answer(reply, style="boxed")
+    answer = extracted if boxed else (reply.strip().splitlines() or [""])[0]
+    answer = answer.strip().strip(".").strip()
+    return None if answer.lower() in NONE_ANSWERS else answer
+
+
+def holding(answer: str, passages: Sequence[Shown]) -> list[tuple[int, int]]:
+    """The (passage, unit) places whose text holds ``answer`` (as :func:`snap` finds it), in passage order."""
+    return [(p, u) for p, passage in enumerate(passages) for u, unit in enumerate(passage.units)
+            if snap(answer, unit.text) is not None]
+
+
+def support(question: str, passage: Shown, position: int, *, label: bool = True) -> int:
+    """How many of the question's words the unit at ``position``, the units next to it and (``label``) the
+    passage's heading share: how well that line is about what the question asks."""
+    asked = stems(query_terms(question))
+    around = passage.units[max(0, position - 1):position + 2]
+    held = stems(query_terms(" ".join(unit.text for unit in around) + (" " + passage.label if label else "")))
+    return len(asked & held)
+
+
+_SECTION_NUMBER = re.compile(r"\s*(?:\d+|[A-Z])(?:\.\d+)*\.?\s")
+
+
+def numbering_only(answer: str, unit: Unit) -> bool:
+    """Whether ``answer`` is found in ``unit`` only as the section number of a heading ("3" in "1.2.3. piuparts")."""
+    if not unit.heading:
+        return False
+    prefix = _SECTION_NUMBER.match(unit.text)
+    return prefix is not None and snap(answer, unit.text[prefix.end():]) is None
+
+
+_YES_NO_QUESTION = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|"
+                              r"may|might|must)\b", re.IGNORECASE)
+
+
+def yes_no(question: str, answer: str | None = None) -> bool:
+    """Whether ``question`` asks yes or no (and, given ``answer``, whether that is yes or no): such an answer is
+    nowhere in the passages, and is judged by the lines about what the question asks instead."""
+    if not _YES_NO_QUESTION.match(question):
+        return False
+    return answer is None or answer.strip().strip(".").lower() in ("yes", "no")
+
+
+def best_lines(question: str, passages: Sequence[Shown], count: int = 2) -> list[tuple[int, int]]:
+    """The ``count`` places that share the most of the question's words (see :func:`support`), best first."""
+    places = [(support(question, passage, u), -p, -u) for p, passage in enumerate(passages)
+              for u in range(len(passage.units))]
+    return [(-p, -u) for score, p, u in sorted(places, reverse=True)[:count] if score > 0]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def snap(answer: str, text: str) -> str | None:
+    """``answer`` as ``text`` writes it: the first stretch of ``text`` whose words are the answer's words (case,
+    punctuation and spacing as the text has them: "octave-java-dir" → "OCTAVE_JAVA_DIR"); None when the text
+    does not hold the answer's words in a row."""
+    words = _words(answer)
+    if not words:
+        return None
+    pattern = r"[\W_]*".join(re.escape(word) for word in words)
+    match = re.search(rf"(?<!\w){pattern}(?!\w)", text, re.IGNORECASE)
+    if match is not None:
+        return match.group()
+    glued = "".join(re.sub(r"_", "", word) for word in words)  # "OCTAVE-JAVA-DIR" against "OCTAVE_JAVA_DIR"
+    for token in re.finditer(r"[\w.\-/+=:@]+", text):
+        if re.sub(r"[\W_]", "", token.group()).lower() == glued:
+            return token.group().strip(".:")
+    return None
