@@ -154,8 +154,9 @@ def test_the_legacy_trainer_and_a_bad_memread_section_are_refused() -> None:
 
 def test_the_hugging_face_tokenizer_builds_the_ids_llama_cpp_builds(smollm2_path: Path) -> None:
     from memread.train import check
+    from memread.train.cpu_model import load_smollm2
 
-    path, tokenizer, _model = check.load_smollm2()
+    path, tokenizer, _model = load_smollm2()
     backend, detail = check.check_prompt_ids(path, tokenizer)
     backend.close()
     assert "identical ids" in detail
