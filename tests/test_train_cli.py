@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# pytest puts tests/ on sys.path; not tests.cli_runner: verl and TransferQueue install a package named "tests"
+from cli_runner import run_memread
+
 from memread.errors import ExitStatus
-from tests.cli_runner import run_memread
 
 NO_VERL = importlib.util.find_spec("verl") is None
 
