@@ -17,7 +17,7 @@ from memread.events import Sink, Warned
 from memread.loop import LaneResult, Loop, LoopSettings
 
 if TYPE_CHECKING:
-    from memread.trace import Trace
+    from memread.traces.reader import Trace
 
 # Counting the chunks up front costs one extra pass of extraction and tokenization with the model's own
 # tokenizer (0.1-0.3M tokens/s for llama.cpp's); above this size the progress display goes without a total
@@ -58,16 +58,21 @@ def count_chunks(source: str, backend: Backend, settings: LoopSettings, *, passw
     return sum(1 for _ in Chunker(tokenizer, chunk_tokens).chunks(document.segments()))
 
 
-def _chunks_with_warnings(document: Document, chunks: Iterable[Chunk], sinks: Sequence[Sink]) -> Iterator[Chunk]:
+def _chunks_with_warnings(document: Document, chunks: Iterable[Chunk], sinks: Sequence[Sink],
+                          said: Iterable[str] = ()) -> Iterator[Chunk]:
     """Pass chunks through, turning the document's warnings (scanned pages, bad bytes, skipped files) into
-    Warned events as soon as they appear, so the trace and the view show them."""
+    Warned events as soon as they appear, so the trace and the view show them. ``said``: warnings the trace of
+    a resumed run holds already (its earlier session read the same document and met them there)."""
     shown = 0
+    already = set(said)
 
     def flush() -> None:
         nonlocal shown
         while shown < len(document.warnings):
             event = Warned(message=document.warnings[shown])
             shown += 1
+            if event.message in already:
+                continue
             for sink in sinks:
                 sink(event)
 
@@ -109,10 +114,11 @@ def read(
     loop.strategy.observe_document(document)
     # The loop's backend: guarded when it cannot keep document text plain, and then it measures the text as sent.
     chunks: Iterable[Chunk] = Chunker(loop.backend.tokenizer, loop.strategy.chunk_tokens).chunks(document.segments())
-    chunks = _chunks_with_warnings(document, chunks, all_sinks)
     if resume is None:
-        return loop.run(chunks)
-    from memread.trace import verify_chunks
+        return loop.run(_chunks_with_warnings(document, chunks, all_sinks))
+    said = [str(r.get("message")) for r in resume.effective_records() if r.get("type") == "warned"]
+    chunks = _chunks_with_warnings(document, chunks, all_sinks, said)
+    from memread.traces.resume import verify_chunks
 
     point = resume.resume_point()
     chunks = verify_chunks(resume, chunks, upto=point.start_step, every_recorded=loop.strategy.chooses_order)

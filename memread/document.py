@@ -30,6 +30,25 @@ class Segment:
     provenance: Provenance
 
 
+@dataclass(frozen=True)
+class Heading:
+    """A heading the document's own structure declares (a PDF bookmark, an HTML/EPUB ``<h1>``-``<h6>``, a
+    Markdown ``#`` line), not one guessed from the text.
+
+    ``title`` is the heading's text as it appears in the document's text, except where the source states it
+    differently (a PDF bookmark may omit the section number the page prints). Where it is, in the same terms as
+    :class:`Provenance`: ``source``, ``page`` (1-based physical page), ``chapter`` (the chapter of the segment
+    the heading is in), ``line`` (1-based line in the source).
+    """
+
+    level: int  # 0 = top level (a PDF's outermost bookmark, <h1>, "#"); deeper headings count up
+    title: str
+    source: str
+    page: int | None = None
+    chapter: str | None = None
+    line: int | None = None
+
+
 @dataclass
 class DocumentStats:
     """Counters a loader fills while it is iterated (so they are complete only after iteration)."""
@@ -45,7 +64,8 @@ class DocumentStats:
 
 
 class Document:
-    """A lazy stream of segments. Iterate :meth:`segments` once; warnings and stats fill as you go."""
+    """A lazy stream of segments. Iterate :meth:`segments` once; warnings, stats and the outline fill as you go
+    (a loader that knows the outline up front, as a PDF's bookmarks, fills it when the document is opened)."""
 
     def __init__(
         self,
@@ -60,6 +80,7 @@ class Document:
         self.size_bytes = size_bytes
         self.warnings: list[str] = []
         self.stats = DocumentStats()
+        self.outline: list[Heading] = []  # the document's headings in reading order (complete after iteration)
         self._segments = segments
 
     def warn(self, message: str) -> None:

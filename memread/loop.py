@@ -129,7 +129,7 @@ class Loop:
     """Reads chunks for several questions at once with one strategy over one backend.
 
     ``sinks`` receive every event in order. ``document`` and ``run_id`` only label RunStarted
-    (``run_id`` None: a new one from :func:`memread.trace.new_run_id`). ``self.backend`` is ``backend``,
+    (``run_id`` None: a new one from :func:`memread.traces.index.new_run_id`). ``self.backend`` is ``backend``,
     guarded when it cannot keep document text plain (see the module docstring); chunk with its tokenizer.
     """
 
@@ -145,7 +145,7 @@ class Loop:
         self.sinks = list(sinks)
         self.document = document
         if run_id is None:
-            from memread.trace import new_run_id
+            from memread.traces.index import new_run_id
 
             run_id = new_run_id()
         self.run_id = run_id

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from memread.document import Document
     from memread.events import Event, Sink
     from memread.loop import LaneResult
-    from memread.trace import Trace, TraceWriter
+    from memread.traces.reader import Trace
+    from memread.traces.writer import TraceWriter
 
 # Backend options never written to a trace (secrets).
 SECRET_OPTIONS = ("api_key",)
@@ -100,7 +101,7 @@ def open_backend(name: str | None = None, *, model: str | None = None, options: 
 
 def find_resume_trace(request: ReadRequest) -> Path:
     """``request.trace`` if given, else the newest unfinished run of the same source and questions."""
-    from memread.traces_index import list_runs, resolve_run
+    from memread.traces.index import list_runs, resolve_run
 
     if request.trace is not None:
         return resolve_run(str(request.trace))
@@ -114,8 +115,8 @@ def find_resume_trace(request: ReadRequest) -> Path:
 def request_from_trace(ref: str, *, password: str | None = None) -> ReadRequest:
     """The request that made the trace ``ref`` (a path, a run id or a unique prefix), set to resume it.
     UsageError when that run is still being written or already finished."""
-    from memread.trace import read_trace
-    from memread.traces_index import resolve_run
+    from memread.traces.index import resolve_run
+    from memread.traces.reader import read_trace
 
     path = resolve_run(ref)
     trace = read_trace(path)
@@ -170,7 +171,9 @@ class Run:
     def __init__(self, request: ReadRequest, *, stdin: BinaryIO | None = None,
                  progress: Callable[[Any], None] | None = None) -> None:
         from memread.ask import open_source
-        from memread.trace import check_resume, check_writable, read_trace
+        from memread.traces.reader import read_trace
+        from memread.traces.resume import check_resume
+        from memread.traces.writer import check_writable
 
         self.request = request.validated()
         self.resumed: Trace | None = read_trace(find_resume_trace(self.request)) if self.request.resume else None
@@ -211,7 +214,7 @@ class Run:
         """Read the document and answer every question; events go to the trace, then to ``sinks``."""
         from memread.ask import read
         from memread.strategies import create_strategy
-        from memread.trace import TraceWriter
+        from memread.traces.writer import TraceWriter
 
         if self._read:
             raise UsageError("this run has been read already", hint="open a new Run to read again")

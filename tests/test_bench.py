@@ -504,7 +504,7 @@ def test_a_folder_records_its_strategies_options_whole_and_sweeps_of_other_metho
     first, _ = _open(tmp_path, ("evidence", "bm25"), max_read=0.5)
     stored = _stored(tmp_path)
     assert "options" not in stored["loop"] and set(stored["strategies"]) == {"evidence"}
-    assert stored["strategies"]["evidence"]["max_read"] == 0.5 and stored["strategies"]["evidence"]["cover"] is True
+    assert stored["strategies"]["evidence"]["max_read"] == 0.5 and stored["strategies"]["evidence"]["exit_gate"] is True
     assert _open(tmp_path, ("overwrite",))[0] == first  # another strategy in the same folder continues it
     assert set(_stored(tmp_path)["strategies"]) == {"evidence", "overwrite"}
     assert _open(tmp_path, ("evidence",), max_read=0.5)[0] == first
@@ -512,17 +512,17 @@ def test_a_folder_records_its_strategies_options_whole_and_sweeps_of_other_metho
         _open(tmp_path, ("evidence",))  # at its default: not what the folder's evidence runs did
     # A strategy option whose default changes later is a change, with no -o given either way.
     run_json = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    run_json["config"]["strategies"]["evidence"]["cover"] = False
+    run_json["config"]["strategies"]["evidence"]["exit_gate"] = False
     (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
-    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.cover"):
+    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.exit_gate"):
         _open(tmp_path, ("evidence",), max_read=0.5)
     # An option added to a strategy since is taken at its default, as for the loop's settings.
-    run_json["config"]["strategies"]["evidence"]["cover"] = True
-    del run_json["config"]["strategies"]["evidence"]["order"]
+    run_json["config"]["strategies"]["evidence"]["exit_gate"] = True
+    del run_json["config"]["strategies"]["evidence"]["mode"]
     (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
     assert _open(tmp_path, ("evidence",), max_read=0.5)[0] == first
     assert json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["added_at_default"] == {
-        "strategies.evidence.order": "relevance"}
+        "strategies.evidence.mode": "auto"}
 
 
 def test_a_folder_from_before_strategies_were_recorded_continues_as_its_runs_were_made(
@@ -541,23 +541,11 @@ def test_a_folder_from_before_strategies_were_recorded_continues_as_its_runs_wer
     # An option whose default changed since: the folder's runs had the old value, so today's default differs.
     config["loop"]["options"] = {}
     (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
-    monkeypatch.setattr(bench_run, "OPTIONS_BEFORE", {"evidence": {"context": 3}})
-    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.context"):
+    monkeypatch.setattr(bench_run, "OPTIONS_BEFORE", {"evidence": {"passages": 3}})
+    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.passages"):
         _open(tmp_path, ("evidence",))
-    assert _open(tmp_path, ("evidence",), context=3)[0] == run_json["id"]
+    assert _open(tmp_path, ("evidence",), passages=3)[0] == run_json["id"]
     assert _open(tmp_path, ("bm25", "overwrite"))[0] == run_json["id"]
-
-
-def test_a_folder_of_evidence_runs_from_before_ids_was_on_continues_only_with_it_off(tmp_path: Path) -> None:
-    _open(tmp_path, ("evidence", "bm25"))
-    run_json = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    del run_json["config"]["strategies"]
-    run_json["config"]["loop"]["options"] = {}  # as the acceptance's folders were written
-    (tmp_path / "run.json").write_text(json.dumps(run_json), encoding="utf-8")
-    with pytest.raises(UsageError, match=r"differs in: strategies\.evidence\.ids"):
-        _open(tmp_path, ("evidence",))
-    assert _open(tmp_path, ("evidence",), ids=False)[0] == run_json["id"]
-    assert _open(tmp_path, ("bm25",))[0] == run_json["id"]
 
 
 def test_baselines_begin_their_answer_as_the_strategies_do() -> None:

@@ -38,7 +38,7 @@ from memread.document import Chunk, Span
 from memread.errors import BackendError, TraceError
 from memread.events import Event, RunFinished, StepFinished
 from memread.loop import Loop, LoopSettings
-from memread.trace import TraceWriter, read_trace
+from memread.traces import TraceWriter, read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "docs" / "sample" / "harbour-report.md"

@@ -184,7 +184,7 @@ def test_a_real_smollm2_run_shows_live_and_replays_from_its_trace(smollm2_backen
     from memread.cli.player import Player
     from memread.document import Provenance, Segment
     from memread.loop import Loop, LoopSettings
-    from memread.trace import TraceWriter, read_trace
+    from memread.traces import TraceWriter, read_trace
 
     paragraphs = [
         "The harbour had a quiet winter. Fishing boats stayed in port through January.",

@@ -22,7 +22,7 @@ from memread.events import (
     Warned,
 )
 from memread.loop import Loop, LoopSettings
-from memread.trace import TraceWriter, read_trace
+from memread.traces import TraceWriter, read_trace
 
 PAGES = [
     "The harbour report opens with the weather.",
@@ -207,7 +207,7 @@ def test_the_final_reply_is_begun_with_a_box_on_a_backend_that_continues_replies
     assert LoopSettings(answer_start="Answer: ").replace(final_prompt="therefore").answer_start == "Answer: "
     assert LoopSettings().replace(final_prompt="therefore", answer_start="x").answer_start == "x"
     # A trace written before the setting existed resumes under today's defaults (its answer is still to come).
-    from memread.trace import _normalised
+    from memread.traces.resume import _normalised
 
     old = {k: v for k, v in LoopSettings().to_dict().items() if k != "answer_start"}
     assert _normalised(old, "overwrite") == _normalised(LoopSettings().to_dict(), "overwrite")

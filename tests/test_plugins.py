@@ -363,7 +363,7 @@ def test_a_plugin_strategy_runs_through_memread_ask_with_its_options_view_line_a
         site: Path, tmp_path: Path) -> None:
     from memread.cli.render import _gates
     from memread.cli.viewstate import ViewState
-    from memread.trace import read_trace
+    from memread.traces import read_trace
 
     make_distribution(site, "memread-test-tally",
                       {"memread.backends.v1": {"echo": f"{MODULE_PREFIX}echo:create"},

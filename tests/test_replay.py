@@ -14,7 +14,7 @@ import synthetic_run
 from memread.cli.app import main
 from memread.cli.environment import Environment, use
 from memread.cli.player import Player
-from memread.trace import TraceWriter, read_trace
+from memread.traces import TraceWriter, read_trace
 
 
 @pytest.fixture(autouse=True)

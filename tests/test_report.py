@@ -12,7 +12,7 @@ import pytest
 import synthetic_run
 
 from memread.report import RESULT_SCHEMA, RunReport
-from memread.trace import TraceWriter, read_trace
+from memread.traces import TraceWriter, read_trace
 
 DOC = Path(__file__).parent.parent / "docs" / "json-output.md"
 
@@ -117,11 +117,11 @@ def test_the_report_of_a_trace_killed_and_resumed_counts_both_sessions_time(tmp_
     """Through a real trace file: the `resumed` record marks where the second session began."""
     from dataclasses import replace
 
-    import memread.trace_records
+    import memread.traces.records
     from memread.events import StepFinished
 
     clock = iter(range(100, 10_000, 5))  # every record 5 s after the one before
-    monkeypatch.setattr(memread.trace_records.time, "time", lambda: float(next(clock)))
+    monkeypatch.setattr(memread.traces.records.time, "time", lambda: float(next(clock)))
     full = synthetic_run.events()
     crash = next(i for i, e in enumerate(full) if isinstance(e, StepFinished) and e.step == 2) + 1
     path = tmp_path / "killed.jsonl"
@@ -225,7 +225,7 @@ def test_memread_ask_json_on_a_real_model_prints_one_valid_object(smollm2_path, 
     trace = Path(result["trace"])
     assert stat.S_IMODE(trace.stat().st_mode) == 0o600
     assert read_trace(trace).answers()[0].answer == result["answer"]
-    from memread.traces_index import list_runs
+    from memread.traces import list_runs
 
     assert [(run.run_id, run.status) for run in list_runs()] == [(result["run_id"], "ok")]
     err = env.stderr.getvalue()

@@ -272,7 +272,7 @@ def test_several_questions_read_in_one_pass_each_with_its_own_passages() -> None
 
 
 def test_a_run_killed_after_its_first_step_resumes_to_the_same_answer(tmp_path: Path) -> None:
-    from memread.trace import TraceWriter, read_trace
+    from memread.traces import TraceWriter, read_trace
 
     question = "Which environment variable names the directory of java.opts?"
     path = tmp_path / "t.jsonl"

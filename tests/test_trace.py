@@ -16,7 +16,7 @@ import synthetic_run
 
 from memread.errors import TraceError
 from memread.events import RunFinished, RunStarted, StepFinished
-from memread.trace import (
+from memread.traces import (
     TraceWriter,
     check_resume,
     default_trace_path,
@@ -155,9 +155,11 @@ def test_an_unwritable_trace_stops_the_run_with_a_hint(tmp_path):
     assert "cannot write the trace" in caught.value.message and "--no-trace" in caught.value.hint
 
 
-def test_a_full_disk_is_a_trace_error_not_a_traceback(tmp_path):
+def test_a_full_disk_is_a_trace_error_not_a_traceback(tmp_path, monkeypatch):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
+    # A lock on /dev/full is one for every process on the machine: a test run beside this one may hold it.
+    monkeypatch.setattr("memread.traces.writer.lock", lambda fd, *, exclusive: True)
     writer = TraceWriter("/dev/full", resume=True)  # opens an existing file; every write fails with ENOSPC
     with pytest.raises(TraceError, match="cannot write the trace /dev/full"):
         writer(synthetic_run.events()[0])
@@ -343,7 +345,7 @@ from memread.backends.llamacpp import LlamaCppBackend
 from memread.chunk import Chunker
 from memread.document import Provenance, Segment
 from memread.loop import Loop, LoopSettings
-from memread.trace import TraceWriter
+from memread.traces import TraceWriter
 
 model, trace_path, text = sys.argv[1], sys.argv[2], sys.argv[3]
 backend = LlamaCppBackend(model, model_name="smollm2-135m", n_ctx=4096, n_threads=1)
@@ -402,3 +404,19 @@ def test_kill_9_mid_run_then_resume_matches_the_uninterrupted_run(smollm2_backen
     assert resumed == straight
     assert [s.memory for s in read_trace(path).steps(0)] == [s.memory for s in read_trace(straight_path).steps(0)]
     assert read_trace(path).status() == "ok"
+
+
+def test_code_written_against_the_old_module_paths_still_imports_the_same_objects():
+    import importlib
+
+    from memread.traces import index, reader, records, resume, writer
+
+    package = {name: value for module in (index, reader, records, resume, writer) for name, value in vars(module).items()}
+    for old in ("memread.trace", "memread.trace_records", "memread.traces_index"):
+        module = importlib.import_module(old)
+        for name in module.__all__:
+            assert getattr(module, name) is package[name], f"{old}.{name}"
+    # memread.trace's own list before it became the package memread.traces
+    assert {"FORMAT_VERSION", "ResumePoint", "Trace", "TraceWriter", "check_resume", "check_writable",
+            "chunk_record", "default_trace_path", "event_to_record", "new_run_id", "parse_lines", "read_trace",
+            "record_to_event", "text_hash", "verify_chunks"} <= set(importlib.import_module("memread.trace").__all__)

@@ -136,7 +136,7 @@ def test_a_strategy_without_sources_shows_its_memory_unchanged() -> None:
 
 def test_a_replayed_evidence_run_shows_the_places_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from memread.cli.player import Player
-    from memread.trace import TraceWriter, read_trace
+    from memread.traces import TraceWriter, read_trace
 
     writer = TraceWriter(tmp_path / "run.jsonl")
     events: list[Event] = [started(), StepStarted(step=0, chunk=chunk(4, 12), lanes=(0,)),

@@ -40,7 +40,7 @@ from memread.settings import Settings as LoopSettings
 from memread.strategies import strategy_class, strategy_names
 
 if TYPE_CHECKING:
-    from memread.trace import Trace
+    from memread.traces import Trace
 
 BASELINES = ("full", "bm25", "closed-book")
 NO_PASSAGES = "(no passage matched the question)"  # BM25-RAG's text when no passage shares a word with the question
@@ -213,7 +213,7 @@ def _run_loop(strategy: str, sample: Sample, backend: Backend, settings: LoopSet
               ) -> tuple[Outcome, float]:
     """The reading loop on ``sample``, and the wall seconds of the earlier sessions it continued (0.0 when none)."""
     from memread.ask import read
-    from memread.trace import TraceWriter
+    from memread.traces import TraceWriter
 
     collector = _Collector()
     sinks: list[Any] = [collector, *([on_event] if on_event else [])]
@@ -257,7 +257,7 @@ def _continuable(partial: Partial, sample: Sample, backend: Backend) -> Trace | 
     """The trace at ``partial.path`` of an earlier, interrupted reading of this very sample, here; None (and the
     file removed) when there is none to continue."""
     from memread.errors import TraceError
-    from memread.trace import read_trace
+    from memread.traces import read_trace
 
     if not partial.path.exists():
         return None

@@ -32,8 +32,8 @@ def replay(
     """
     from memread.cli.environment import current
     from memread.cli.player import Player, colour_diff, export, memory_diffs
-    from memread.trace import read_trace
-    from memread.traces_index import resolve_run
+    from memread.traces.index import resolve_run
+    from memread.traces.reader import read_trace
 
     env = current()
     loaded = read_trace(resolve_run(trace))

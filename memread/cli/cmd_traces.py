@@ -41,7 +41,7 @@ def traces(
     if ctx.invoked_subcommand is not None:
         return
     from memread.cli.environment import current
-    from memread.traces_index import list_runs
+    from memread.traces.index import list_runs
 
     env = current()
     runs = list_runs()
@@ -72,8 +72,8 @@ def show(
     """Show a run: what was asked, each step (where, gates, memory size), the answers and their sources."""
     from memread.cli.environment import current
     from memread.report import RunReport
-    from memread.trace import read_trace
-    from memread.traces_index import resolve_run
+    from memread.traces.index import resolve_run
+    from memread.traces.reader import read_trace
 
     env = current()
     trace = read_trace(resolve_run(run))
@@ -133,9 +133,9 @@ def rm(
     """Remove saved runs. Runs still being written are kept."""
     from memread.cli.environment import current
     from memread.errors import UsageError
-    from memread.trace import read_trace
-    from memread.traces_index import older_than as find_older
-    from memread.traces_index import parse_age, remove, resolve_run
+    from memread.traces.index import older_than as find_older
+    from memread.traces.index import parse_age, remove, resolve_run
+    from memread.traces.reader import read_trace
 
     env = current()
     if not runs and older_than is None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from memread.cli.viewstate import ViewState
 from memread.events import Event, StepStarted, step_summary
-from memread.trace import Trace
+from memread.traces.reader import Trace
 
 
 class Player:

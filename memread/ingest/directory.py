@@ -4,7 +4,8 @@ Skipped (and counted in ``stats.skipped``): hidden files and folders, paths a ``
 ``__pycache__``/``node_modules``, binaries and unknown formats, empty files, files that cannot be read.
 Symlinked folders are not followed (no loops); named pipes, devices and sockets are skipped without being
 opened (opening a pipe nobody writes to would wait forever), as are dangling or looping symlinks. Each file's text is preceded by a header line
-``=== relative/path ===`` and its segments carry that relative path as their provenance source.
+``=== relative/path ===`` and its segments carry that relative path as their provenance source. The outline is
+each file's outline, in the same order, its headings' source the relative path.
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ def _segments(files: list[_File], name: str, document: Document, password: str |
     for file in files:
         first: Segment | None = None
         reason = "empty"
+        headings = len(document.outline)  # a file skipped below takes back the headings its loader gave
         try:
             segments = file.loader.open(file_source(file.path, file.relative, password=password), document)
             first = next(segments, None)  # a file with no text gets no header
@@ -154,6 +156,7 @@ def _segments(files: list[_File], name: str, document: Document, password: str |
             reason = "unreadable"
         if first is None:
             document.stats.skipped[reason] = document.stats.skipped.get(reason, 0) + 1
+            del document.outline[headings:]
             continue
         separator = "" if not last_text else ("\n" if last_text.endswith("\n") else "\n\n")
         yield Segment(f"{separator}=== {printable(file.relative)} ===\n", Provenance(file.relative))

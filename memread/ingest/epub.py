@@ -1,5 +1,9 @@
 """EPUB books (ebooklib): chapters in spine (reading) order, provenance = chapter title.
 
+The book's outline is the ``<h1>``-``<h6>`` of its chapters (``<h1>`` at level 0), their text as it is read;
+a chapter without any takes its entries in the book's table of contents (nav document, or NCX when ebooklib
+refuses the book), at their depth there.
+
 ebooklib refuses some real books (Debian's live-manual: ``KeyError: There is no item named …``), so when it
 raises, the book is read straight from the zip: ``META-INF/container.xml`` → the OPF's ``<manifest>`` and
 ``<spine>``; items the manifest lists but the zip lacks are skipped with a warning.
@@ -16,7 +20,7 @@ from functools import partial
 from typing import IO, Any
 from urllib.parse import unquote
 
-from memread.document import Document, Provenance, Segment
+from memread.document import Document, Heading, Provenance, Segment
 from memread.errors import InputError
 from memread.ingest.expansion import bomb_error, is_bomb
 from memread.ingest.source import Source, display, printable
@@ -25,16 +29,22 @@ from memread.ingest.xhtml import xhtml_to_text
 CORRUPT_HINT = (
     "the file may be truncated (an interrupted download?); re-download it or check it with `unzip -t`"
 )
+_EPUB_TYPE = "{http://www.idpf.org/2007/ops}type"
 _DOCUMENT_TYPES = ("application/xhtml+xml", "text/html", "application/xml", "text/xml")
 
 
 @dataclass(frozen=True)
 class Chapter:
-    """One spine item before it is read: its path in the zip, its TOC label, and how to get its bytes."""
+    """One spine item before it is read: its path in the zip, its entries in the table of contents (depth, 0 =
+    top, and label), and how to get its bytes."""
 
     name: str
-    toc_label: str | None
+    toc: tuple[tuple[int, str], ...]
     read: Callable[[], bytes]
+
+    @property
+    def toc_label(self) -> str | None:
+        return self.toc[0][1] if self.toc else None
 
 
 def open_epub(source: Source, document: Document) -> Iterator[Segment]:
@@ -113,6 +123,8 @@ def _segments(
                 continue  # cover images, blank separators
             title = page.heading or page.title or chapter.toc_label or posixpath.basename(chapter.name)
             document.stats.chapters += 1
+            outline = [(level - 1, text) for level, text in page.headings] or chapter.toc
+            document.outline.extend(Heading(level, text, source.label, chapter=title) for level, text in outline)
             yield Segment(("\n\n" if emitted else "") + page.text, Provenance(source.label, chapter=title))
             emitted = True
     finally:
@@ -141,7 +153,7 @@ def _ebooklib_chapters(stream: IO[bytes]) -> list[Chapter]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # older ebooklib warns about ignore_ncx on every read
         book = epub.read_epub(stream, options={"ignore_ncx": True})
-    labels = _toc_labels(book.toc)
+    contents = _toc_entries(book.toc)
     linear: list[Chapter] = []
     auxiliary: list[Chapter] = []
     for entry in book.spine:
@@ -149,27 +161,34 @@ def _ebooklib_chapters(stream: IO[bytes]) -> list[Chapter]:
         item = book.get_item_with_id(idref)
         if item is None or isinstance(item, epub.EpubNav) or item.get_type() != ebooklib.ITEM_DOCUMENT:
             continue
-        chapter = Chapter(item.file_name, labels.get(item.file_name), _constant(item.get_content()))
+        chapter = Chapter(item.file_name, contents.get(item.file_name, ()), _constant(item.get_content()))
         # Non-linear items (footnotes, answers) are read after the main text, as a reader would meet them.
         (auxiliary if str(is_linear).lower() == "no" else linear).append(chapter)
     return linear + auxiliary
 
 
-def _toc_labels(toc: Any) -> dict[str, str]:
-    labels: dict[str, str] = {}
+def _toc_entries(toc: Any) -> dict[str, tuple[tuple[int, str], ...]]:
+    """ebooklib's table of contents as (depth, label) entries by chapter path, in the order it lists them."""
+    entries: dict[str, list[tuple[int, str]]] = {}
 
-    def visit(entries: Any) -> None:
-        for entry in entries:
-            if isinstance(entry, (tuple, list)):  # (Section, [children])
-                visit([entry[0]])
-                visit(entry[1])
+    def visit(items: Any, depth: int) -> None:
+        for item in items:
+            if isinstance(item, (tuple, list)):  # (Section, [children])
+                visit([item[0]], depth)
+                visit(item[1], depth + 1)
                 continue
-            href, title = getattr(entry, "href", None), getattr(entry, "title", None)
+            href, title = getattr(item, "href", None), getattr(item, "title", None)
             if href and title:
-                labels.setdefault(unquote(href.split("#", 1)[0]), title)
+                _add_entry(entries, unquote(href.split("#", 1)[0]), depth, " ".join(str(title).split()))
 
-    visit(toc)
-    return labels
+    visit(toc, 0)
+    return {path: tuple(listed) for path, listed in entries.items()}
+
+
+def _add_entry(entries: dict[str, list[tuple[int, str]]], path: str, depth: int, title: str) -> None:
+    listed = entries.setdefault(path, [])
+    if title and not (listed and listed[-1][1] == title):  # NCXs repeat a chapter as its own first child
+        listed.append((depth, title))
 
 
 def _constant(content: bytes) -> Callable[[], bytes]:
@@ -199,7 +218,7 @@ def _zip_chapters(archive: zipfile.ZipFile, source: Source, document: Document) 
             manifest[item.get("id")] = (path, item.get("media-type", ""), item.get("properties", ""))
     names = set(archive.namelist())
     spine = next((el for el in opf.iter() if _local(el) == "spine"), None)
-    labels = _nav_labels(archive, manifest, spine, names)
+    contents = _nav_entries(archive, manifest, spine, names)
     linear: list[Chapter] = []
     auxiliary: list[Chapter] = []
     missing: list[str] = []
@@ -212,7 +231,7 @@ def _zip_chapters(archive: zipfile.ZipFile, source: Source, document: Document) 
         if path not in names:
             missing.append(path)
             continue
-        chapter = Chapter(path, labels.get(path), partial(archive.read, path))
+        chapter = Chapter(path, contents.get(path, ()), partial(archive.read, path))
         (auxiliary if itemref.get("linear", "yes").lower() == "no" else linear).append(chapter)
     if missing:
         document.warn(
@@ -221,16 +240,17 @@ def _zip_chapters(archive: zipfile.ZipFile, source: Source, document: Document) 
     return linear + auxiliary
 
 
-def _nav_labels(
+def _nav_entries(
     archive: zipfile.ZipFile, manifest: dict[str, tuple[str, str, str]], spine: Any, names: set[str]
-) -> dict[str, str]:
-    """TOC labels by chapter path, from the EPUB 3 nav document or else the EPUB 2 NCX."""
+) -> dict[str, tuple[tuple[int, str], ...]]:
+    """The table of contents as (depth, label) entries by chapter path, from the EPUB 3 nav document or else the
+    EPUB 2 NCX."""
     from lxml import etree
 
     parser = etree.XMLParser(recover=True, resolve_entities=False, no_network=True)
-    labels: dict[str, str] = {}
     ncx_id = spine.get("toc") if spine is not None else None
-    for item_id, (path, media_type, properties) in manifest.items():
+    candidates = sorted(manifest.items(), key=lambda item: "nav" not in item[1][2].split())  # the nav first
+    for item_id, (path, media_type, properties) in candidates:
         is_nav = "nav" in properties.split()
         is_ncx = item_id == ncx_id or media_type == "application/x-dtbncx+xml"
         if not (is_nav or is_ncx) or path not in names:
@@ -241,22 +261,32 @@ def _nav_labels(
             continue
         if root is None:
             continue
+        entries: dict[str, list[tuple[int, str]]] = {}
         base = posixpath.dirname(path)
         for element in root.iter():
-            if is_nav and _local(element) == "a" and element.get("href"):
+            if is_nav and _local(element) == "a" and element.get("href") and not _aside_nav(element):
                 href, text = element.get("href"), " ".join("".join(element.itertext()).split())
+                depth = sum(1 for parent in element.iterancestors() if _local(parent) == "ol") - 1
             elif is_ncx and _local(element) == "navPoint":
                 content = next((el for el in element.iter() if _local(el) == "content"), None)
                 label = next((el for el in element.iter() if _local(el) == "text"), None)
                 if content is None or label is None or not content.get("src"):
                     continue
                 href, text = content.get("src"), " ".join("".join(label.itertext()).split())
+                depth = sum(1 for parent in element.iterancestors() if _local(parent) == "navPoint")
             else:
                 continue
             target = posixpath.normpath(posixpath.join(base, unquote(href.split("#", 1)[0])))
-            if text:
-                labels.setdefault(target, text)
-    return labels
+            _add_entry(entries, target, max(depth, 0), text)
+        if entries:
+            return {target: tuple(listed) for target, listed in entries.items()}
+    return {}
+
+
+def _aside_nav(element: Any) -> bool:
+    """Is this link in the nav document's landmarks or page list rather than its table of contents?"""
+    nav = next((parent for parent in element.iterancestors() if _local(parent) == "nav"), None)
+    return nav is not None and nav.get(_EPUB_TYPE, "") in ("landmarks", "page-list")
 
 
 def _local(element: Any) -> str:

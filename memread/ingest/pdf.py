@@ -23,11 +23,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from memread.document import Document, Provenance, Segment
+from memread.document import Document, Heading, Provenance, Segment
 from memread.errors import InputError
 from memread.ingest import pdf_pypdf
 from memread.ingest.pdf_guard import Bomb, StreamGuard, scan_file
-from memread.ingest.pdf_pdfium import ERROR_PASSWORD, PageText, PdfiumDocument, PdfiumRefused, open_document
+from memread.ingest.pdf_pdfium import (
+    ERROR_PASSWORD,
+    Bookmark,
+    PageText,
+    PdfiumDocument,
+    PdfiumRefused,
+    open_document,
+)
 from memread.ingest.pdf_text import UNREADABLE, garbled, normalise_page
 from memread.ingest.source import Source, display, printable
 from memread.ingest.wordshape import word_shape
@@ -51,6 +58,13 @@ def open_pdf(source: Source, document: Document) -> Iterator[Segment]:
         stream.close()
         raise
     document.stats.pages += pages.count
+    # Bookmarks are known up front. Their titles are their own: one may leave out the section number its page
+    # prints. A PDF without bookmarks has no headings (they are not guessed from fonts).
+    document.outline.extend(
+        Heading(bookmark.level, bookmark.title, source.label,
+                page=bookmark.page_index + 1 if bookmark.page_index is not None else None)
+        for bookmark in pages.bookmarks
+    )
     return _read(pages, source, document)
 
 
@@ -70,6 +84,8 @@ class _Pages:
     damaged: bool = True  # signs of damage (a broken stream or xref): an empty page may be unreadable content
     problems: list[str] = field(default_factory=list)  # pypdf's messages and other signs of damage
     missing: dict[str, str] = field(default_factory=dict)  # library → pip name, when pypdf lacked one
+    bookmarks: list[Bookmark] = field(default_factory=list)  # the outline (PDFium's only)
+    outline_cut: list[str] = field(default_factory=list)  # what the outline limits left out
     reader: Any = None
     nodes: list[pdf_pypdf.PageNode] | None = None  # pypdf's pages, aligned with PDFium's
     _pypdf_tried: bool = False
@@ -138,6 +154,8 @@ def _with_pdfium(pages: _Pages, pdfium: PdfiumDocument) -> None:
     bombs = scan.bombs if scan is not None else []
     pages.guarded = pdfium.encrypted or bool(bombs)
     pages.damaged = scan is None or bool(scan.damaged) or not pdfium.xref_valid
+    if not bombs:  # where one is, the outline's objects may be in it: no outline rather than PDFium inflating it
+        pages.bookmarks = pdfium.outline(pages.problems, pages.outline_cut)
     if pages.guarded and pages.pypdf():
         pages.nodes = _page_nodes(pages.reader, pages.problems)
         if pages.nodes is None or len(pages.nodes) != pages.count:
@@ -285,6 +303,8 @@ class _Findings:
         if damage:
             document.warn(f"{name}: the PDF is damaged; memread recovered what it could "
                           f"({printable(damage[0][:160])})")
+        for note in pages.outline_cut:
+            document.warn(f"{name}: {note}")
 
     def glue(self, number: int, example: str) -> None:
         self.glued.append(number)

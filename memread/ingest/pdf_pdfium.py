@@ -10,10 +10,15 @@ a glyph without a Unicode value: :func:`page_text` tells them apart and rejoins 
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
+
+from memread.ingest.pdf_text import normalise_page
 
 # PDFium is not thread-safe: every call into it holds this lock (readers in several threads take turns).
 LOCK = threading.Lock()
@@ -27,6 +32,10 @@ NO_PAGES = 0  # FPDF_ERR_SUCCESS with no page: the document opened but is empty
 WORD_GAP = 0.12  # of the line's height: poppler breaks words at 0.1 of the font size; TeX's kerns stay under it
 PROBE_PAGES = 3
 PROBE_WORDS = 2000
+# Outline limits: real manuals nest a few levels and hold hundreds of entries; a hostile file could hold millions
+# (memory, and seconds under LOCK). Each level is also a Python generator frame in pypdfium2's get_toc.
+MAX_OUTLINE_DEPTH = 32
+MAX_BOOKMARKS = 50_000
 SPACES_PER_1000_WORDS = 2
 
 _MARK = "\ufffe"  # what PDFium puts for a line-end hyphen, and for a glyph without a Unicode value
@@ -46,6 +55,16 @@ class PdfiumRefused(Exception):
 class PageText:
     text: str  # lines end in "\r\n"
     objects: int  # text, paths and images on the page: none at all is a blank page, or content PDFium could not parse
+
+
+@dataclass(frozen=True)
+class Bookmark:
+    """One entry of a PDF's outline: its nesting level (0 = outermost), title, and 0-based target page (None
+    when it points nowhere PDFium can resolve)."""
+
+    level: int
+    title: str
+    page_index: int | None
 
 
 @dataclass
@@ -89,9 +108,61 @@ class PdfiumDocument:
         if pages >= PROBE_PAGES or words >= PROBE_WORDS:
             self.spacing = spaces * 1000 >= SPACES_PER_1000_WORDS * max(words, 1)
 
+    def outline(self, problems: list[str], cut: list[str]) -> list[Bookmark]:
+        """The document outline (its bookmarks) in order, or [] when it has none; titles on one line, whitespace
+        collapsed. What is wrong with a damaged outline (a loop) is appended to ``problems``, what the limits
+        left out to ``cut``: an outline is a nicety, and a broken one must not stop the reading."""
+        bookmarks: list[Bookmark] = []
+        messages: list[str] = []
+        with LOCK, _messages(messages):
+            try:
+                for bookmark in self.handle.get_toc(max_depth=MAX_OUTLINE_DEPTH):
+                    if len(bookmarks) == MAX_BOOKMARKS:
+                        cut.append(f"its outline has more than {MAX_BOOKMARKS:,} entries; the rest are left out")
+                        break
+                    try:
+                        title = " ".join(normalise_page(bookmark.get_title()).split())
+                    except UnicodeDecodeError:  # not valid UTF-16: the entry has no name to give
+                        continue
+                    dest = bookmark.get_dest()  # a /Dest, or the target of a /GoTo action (PDFium reads both)
+                    index = dest.get_index() if dest is not None else None
+                    if index is not None and index >= self.pages:
+                        index = None
+                    if title:
+                        bookmarks.append(Bookmark(bookmark.level, title, index))
+            except Exception as error:
+                problems.append(f"its outline cannot be read: {str(error)[:160] or type(error).__name__}")
+        for message in messages:
+            # pypdfium2 logs where it stopped descending; a deep outline is not a damaged one.
+            if "recursion depth" in message:
+                cut.append(f"its outline nests deeper than {MAX_OUTLINE_DEPTH} levels; the deeper entries are "
+                           "left out")
+            else:
+                problems.append(message)
+        return bookmarks
+
     def close(self) -> None:
         with LOCK:
             self.handle.close()
+
+
+@contextmanager
+def _messages(into: list[str]) -> Iterator[None]:
+    """Collect pypdfium2's log warnings (a looping outline) instead of letting them reach stderr."""
+    logger = logging.getLogger("pypdfium2")
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            into.append(record.getMessage().strip())
+
+    handler, propagate = Collect(logging.WARNING), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def open_document(stream: IO[bytes], password: str | None) -> PdfiumDocument:

@@ -5,7 +5,7 @@ normalised lines, which equals ``grep -n`` for LF and CRLF files), terminal colo
 other than ``\\t``/``\\n`` are dropped, and bytes that are not valid in the encoding become U+FFFD (with one
 warning). Segments hold at most :data:`SEGMENT_CHARS` characters and end at a line break when one is near, so
 memory stays flat whatever the input size; a line longer than that is cut into several segments that all carry
-its line number.
+its line number. A Markdown file's headings are its outline (:mod:`memread.ingest.markdown`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import IO
 
 from memread.document import Document, Provenance, Segment
 from memread.errors import InputError
+from memread.ingest.markdown import is_markdown, with_headings
 from memread.ingest.sniff import bom_encoding, describe_binary, looks_binary, utf16_without_bom
 from memread.ingest.source import Source, corrupt_compression, display, empty_input
 
@@ -57,7 +58,10 @@ def _stream(source: Source, document: Document, encoding: str, interactive: bool
             ),
             interactive=interactive,
         )
-        yield from line_segments(blocks, source.label, document, interactive=interactive)
+        segments = line_segments(blocks, source.label, document, interactive=interactive)
+        if is_markdown(source.name):
+            segments = with_headings(segments, source.label, document)
+        yield from segments
     except (EOFError, lzma.LZMAError, zlib.error) as error:  # truncated gzip: EOFError; bad data: zlib.error
         raise corrupt_compression(source.label, source.compression, error) from error
     except OSError as error:

@@ -57,6 +57,7 @@ BLOCKS = frozenset(
     ]
 )
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_LEVELS = {name: level for level, name in enumerate(HEADINGS, start=1)}
 _SKIP = frozenset(["head", "script", "style", "template", "noscript"])
 _CELLS = frozenset(("td", "th"))
 _XML_ENTITIES = frozenset((b"amp", b"lt", b"gt", b"quot", b"apos"))
@@ -64,15 +65,18 @@ _ENTITY = re.compile(rb"&([A-Za-z][A-Za-z0-9]*);")
 _WHITESPACE = re.compile(r"[ \t\r\n\f\u00a0]+")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 _BREAK = object()  # paragraph boundary marker in the piece list
+_HEADING_END = object()  # closes a heading opened by its level (an int) in the piece list
 
 
 @dataclass(frozen=True)
 class Page:
-    """One XHTML document as text: the body text, its first heading and its <title>."""
+    """One XHTML document as text: the body text, its first heading and its <title>, and every ``<h1>``-``<h6>``
+    of the body as ``(level 1-6, text)`` in order, the text as it stands in ``text`` (on one line)."""
 
     text: str
     heading: str | None
     title: str | None
+    headings: tuple[tuple[int, str], ...] = ()
 
 
 def xhtml_to_text(content: bytes) -> Page:
@@ -92,7 +96,8 @@ def xhtml_to_text(content: bytes) -> Page:
     pieces: list[Any] = []
     body = next((el for el in root.iter() if _local(el) == "body"), root)
     _walk(body, pieces, pre=False)
-    return Page(_assemble(pieces), heading, title)
+    text, headings = _assemble(pieces)
+    return Page(text, heading, title, headings)
 
 
 def _parse(content: bytes) -> Any:
@@ -142,6 +147,8 @@ def _walk(element: Any, out: list[Any], *, pre: bool) -> None:
     pre = pre or name == "pre"
     if block:
         out.append(_BREAK)
+    if name in _LEVELS:
+        out.append(_LEVELS[name])
     if element.text:
         out.append(_inline(element.text, pre))
     for child in element:
@@ -152,6 +159,8 @@ def _walk(element: Any, out: list[Any], *, pre: bool) -> None:
         out.append(" ")
     if block:
         out.append(_BREAK)
+    if name in _LEVELS:
+        out.append(_HEADING_END)
 
 
 def _inline(text: str, pre: bool) -> str:
@@ -163,11 +172,15 @@ def _inline(text: str, pre: bool) -> str:
     return _WHITESPACE.sub(" ", text)
 
 
-def _assemble(pieces: list[Any]) -> str:
+def _assemble(pieces: list[Any]) -> tuple[str, tuple[tuple[int, str], ...]]:
+    """The paragraphs joined by blank lines; and the headings: the first paragraph of each heading element."""
     paragraphs: list[str] = []
     current: list[str] = []
+    headings: list[tuple[int, str]] = []
+    level: int | None = None  # inside a heading that has no paragraph yet
 
     def flush() -> None:
+        nonlocal level
         raw = "".join(current)
         current.clear()
         if "\x00" in raw:  # preformatted: keep indentation, trim line ends
@@ -177,11 +190,18 @@ def _assemble(pieces: list[Any]) -> str:
             text = "\n".join(" ".join(line.split()) for line in raw.split("\n")).strip("\n")
         if text.strip():
             paragraphs.append(text)
+            if level is not None:
+                headings.append((level, " ".join(text.split())))
+                level = None
 
     for piece in pieces:
         if piece is _BREAK:
             flush()
+        elif piece is _HEADING_END:
+            level = None
+        elif isinstance(piece, int):
+            level = piece
         else:
             current.append(piece)
     flush()
-    return "\n\n".join(paragraphs)
+    return "\n\n".join(paragraphs), tuple(headings)

@@ -26,16 +26,23 @@ def build_pdf(
     pages: Sequence[str | None],
     *,
     labels: Iterable[tuple[int, str, int]] = (),
+    bookmarks: Iterable[tuple[int, int, str]] = (),
 ) -> Path:
     """A PDF with one page per entry of ``pages`` (text, or :data:`SCANNED` for an image-only page).
 
     ``labels`` are ``(first_page_index, style, start)`` runs, style as fpdf2 takes it: ``"r"`` (i, ii),
     ``"R"``, ``"D"`` (1, 2), ``"a"``, ``"A"``; e.g. ``[(0, "r", 1), (2, "D", 1)]`` labels a two-page preface
     "i", "ii" and then "1", "2", ….
+
+    ``bookmarks`` are the outline, ``(page_index, level, title)`` in page order, level 0 outermost (fpdf2 lets a
+    level go at most one deeper than the one before).
     """
     from fpdf import FPDF
 
     starts = {index: (style, start) for index, style, start in labels}
+    sections: dict[int, list[tuple[int, str]]] = {}
+    for index, level, title in bookmarks:
+        sections.setdefault(index, []).append((level, title))
     pdf = FPDF()
     pdf.set_font("helvetica", size=11)
     for index, text in enumerate(pages):
@@ -44,6 +51,8 @@ def build_pdf(
             pdf.add_page(label_style=style, label_start=start)
         else:
             pdf.add_page()
+        for level, title in sections.get(index, ()):
+            pdf.start_section(title, level=level)
         if text is SCANNED:
             pdf.image(_picture(), x=20, y=20, w=120)
         else:

@@ -9,6 +9,7 @@ headings, list items (``- ``), table rows (cells joined by `` | ``) and preforma
 scripts, styles, navigation, site headers and footers, sidebars, forms, hidden elements and the usual
 boilerplate (cookie banners, share buttons, breadcrumbs, ads). Provenance: the heading path
 (``Guide > Installing > On Linux``) as the chapter; text before the first heading carries the page title.
+The kept headings are the document's outline (``<h1>`` at level 0), each with the heading path it starts.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from memread.document import Document, Provenance, Segment
+from memread.document import Document, Heading, Provenance, Segment
 from memread.errors import InputError
 from memread.ingest import Loader, Source
 from memread.ingest.source import display, empty_input
@@ -81,7 +82,7 @@ def open_html(source: Source, document: Document) -> Iterator[Segment]:
     if not any(block.text for block in blocks):
         raise empty_input(source.label)
     document.stats.chapters = sum(1 for block in blocks if block.level is not None)
-    return _segments(blocks, title, source.label)
+    return _segments(blocks, title, source.label, document)
 
 
 def page_blocks(markup: bytes | str) -> tuple[str | None, list[Block]]:
@@ -201,8 +202,9 @@ def _text(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def _segments(blocks: list[Block], title: str | None, label: str) -> Iterator[Segment]:
-    """One segment per section (a heading and what follows it), paragraphs separated by blank lines."""
+def _segments(blocks: list[Block], title: str | None, label: str, document: Document) -> Iterator[Segment]:
+    """One segment per section (a heading and what follows it), paragraphs separated by blank lines; each
+    heading joins the document's outline as its section is read."""
     path: list[tuple[int, str]] = []
     start = 0
     while start < len(blocks):
@@ -215,6 +217,8 @@ def _segments(blocks: list[Block], title: str | None, label: str) -> Iterator[Se
             end += 1
         text = ("\n\n" if start else "") + "\n\n".join(b.text for b in blocks[start:end])
         chapter = HEADING_SEPARATOR.join(heading for _, heading in path) or title
+        if block.level is not None:
+            document.outline.append(Heading(block.level - 1, block.text, label, chapter=chapter))
         yield Segment(text, Provenance(label, chapter=chapter))
         start = end
 

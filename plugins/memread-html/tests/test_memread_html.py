@@ -102,6 +102,21 @@ def test_a_saved_web_page_is_read_as_its_article_under_its_headings(tmp_path: Pa
     assert document.stats.chapters == 4
 
 
+def test_the_pages_outline_is_its_kept_headings_with_the_heading_path_each_starts(tmp_path: Path) -> None:
+    page = tmp_path / "widows-pier.html"
+    page.write_text(SAVED_PAGE, encoding="utf-8")
+    document = open_document(str(page))
+    text = "".join(segment.text for segment in document.segments())
+
+    assert [(h.level, h.title, h.chapter, h.source) for h in document.outline] == [
+        (0, "Widow's Pier reopens", "Widow's Pier reopens", str(page)),
+        (1, "Repairs", "Widow's Pier reopens > Repairs", str(page)),
+        (2, "Costs", "Widow's Pier reopens > Repairs > Costs", str(page)),
+        (1, "Opening hours", "Widow's Pier reopens > Opening hours", str(page)),
+    ], "the sidebar's <h2>Popular</h2> was dropped with the sidebar"
+    assert all(h.title in text.split("\n") for h in document.outline)
+
+
 def test_it_claims_html_from_the_built_in_reader_which_kept_the_boilerplate(tmp_path: Path) -> None:
     page = tmp_path / "widows-pier.htm"
     page.write_text(SAVED_PAGE, encoding="utf-8")
