@@ -221,6 +221,7 @@ def export(
 
     from memread.cli.environment import current
     from memread.errors import InputError, UsageError
+    from memread.models.trained import TRAIN_RECORD
     from memread.train import presets
 
     env = current()
@@ -236,7 +237,7 @@ def export(
     if done.returncode != 0:
         raise typer.Exit(1)
     settings = {key: value for key, value in recipe.settings.items() if key != "answer_start"}
-    (out / "memread-train.json").write_text(json.dumps(
+    (out / TRAIN_RECORD).write_text(json.dumps(
         {"preset": recipe.name, "strategy": recipe.strategy, "settings": dict(recipe.settings),
          "options": dict(recipe.options), "checkpoint": str(checkpoint)}, indent=2) + "\n", encoding="utf-8")
     flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in settings.items())
