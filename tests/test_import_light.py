@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-HEAVY = ("llama_cpp", "vllm", "torch", "numpy", "pypdf", "ebooklib", "tiktoken", "httpx")
+HEAVY = ("llama_cpp", "vllm", "torch", "numpy", "pypdf", "ebooklib", "tiktoken", "httpx",
+         "verl", "transformers", "ray", "pyarrow")  # the last four: the train extra
 CLI_STACK = ("typer", "click", "rich", "shellingham")
 
 
@@ -63,7 +64,8 @@ def test_tab_completion_in_bash_loads_no_heavy_module_and_no_rich() -> None:
     assert not top_level(modules) & {*HEAVY, "rich"}
 
 
-@pytest.mark.parametrize("args", [("--help",), ("inspect", "--help"), ("completions", "--help")])
+@pytest.mark.parametrize("args", [("--help",), ("inspect", "--help"), ("completions", "--help"), ("train", "--help"),
+                                  ("train", "check", "--help")])
 def test_help_loads_no_heavy_module(args: tuple[str, ...]) -> None:
     # Typer draws help with Rich when it is installed (and zsh/fish completion strips Rich markup from help
     # texts), so Rich is allowed here; everything that reads documents or runs models is not.

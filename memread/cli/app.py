@@ -23,6 +23,7 @@ from memread.cli import (
     cmd_replay,
     cmd_strategies,
     cmd_traces,
+    cmd_train,
 )
 from memread.cli.plugin_group import MemreadGroup
 from memread.version import __version__
@@ -64,6 +65,7 @@ app.add_typer(cmd_models.app, name="models")
 app.command("bench")(cmd_bench.bench)
 app.command("plugins")(cmd_plugins.plugins_command)
 app.command("strategies")(cmd_strategies.strategies_command)
+app.add_typer(cmd_train.app, name="train")
 
 
 def report_error(error: Any) -> None:
