@@ -152,6 +152,7 @@ def test_the_legacy_trainer_and_a_bad_memread_section_are_refused() -> None:
         verl_adapter.compose(presets.overrides(recipe, model="m", train_files="t", extra=["memread.alpha=2"]))
 
 
+@pytest.mark.model
 def test_the_hugging_face_tokenizer_builds_the_ids_llama_cpp_builds(smollm2_path: Path) -> None:
     from memread.train import check
     from memread.train.cpu_model import load_smollm2
