@@ -39,8 +39,8 @@ def test_kill_9_at_random_moments_then_resume_reaches_the_uninterrupted_result(
     env = {**os.environ, "MEMREAD_HOME": str(tmp_path / "home"), "MEMREAD_NO_PROGRESS": "1"}
     text = SAMPLE.read_text()
     document = tmp_path / "report.md"
-    document.write_text(text[: text.index("\n\n", 1800)])  # the first half: five chunks, a few seconds
-    ask = ["ask", str(document), QUESTION, "--model", str(smollm2_path), "--json", "--chunk-tokens", "100",
+    document.write_text(text[: text.index("\n\n", 1800)])  # the first half: four chunks, a few seconds
+    ask = ["ask", str(document), QUESTION, "--model", str(smollm2_path), "--json", "--chunk-tokens", "160",
            "--memory-tokens", "24", "--final-tokens", "16", "--temperature", "0", "--seed", "11", "--threads", "1"]
 
     reference = tmp_path / "reference.jsonl"
