@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -659,8 +660,13 @@ def test_the_smoke_preset_runs_smollm2_end_to_end_and_a_second_run_only_redoes_w
 
     # kill -9 while overwrite reads the 1200-token sample, then `kill PID` (SIGTERM, as Ctrl-C) two steps further:
     # each next run continues the sample from its trace at the step it reached, and the last ends with the
-    # uninterrupted run's memory and answer (greedy).
+    # uninterrupted run's memory and answer (greedy). The other five samples are copied as done: only that one runs.
     killed = smoke_out.parent / "killed"
+    shutil.copytree(smoke_out, killed)
+    for name in ("results.jsonl", "scores.jsonl"):
+        kept = [line for line in (killed / name).read_text(encoding="utf-8").splitlines(keepends=True)
+                if '"niah-single/1200/0/overwrite"' not in line]
+        (killed / name).write_text("".join(kept), encoding="utf-8")
     trace = killed / "partial" / "niah-single-1200-0-overwrite.jsonl"
     for stop, steps in ((signal.SIGKILL, 1), (signal.SIGTERM, 3)):
         victim = subprocess.Popen([sys.executable, "-m", "memread", "bench", "--smoke", "--out", str(killed)],
@@ -676,6 +682,7 @@ def test_the_smoke_preset_runs_smollm2_end_to_end_and_a_second_run_only_redoes_w
     assert victim.returncode == 130 and "the sample being read keeps its steps so far" in err
     status, _out, err = run_memread("bench", "--smoke", "--out", str(killed))
     assert status == 0, err
+    assert "1 samples run, 5 already done" in err
     resumed = {r["key"]: r for r in _lines(killed / "results.jsonl")}["niah-single/1200/0/overwrite"]
     first, second = resumed["resumed_at"]
     assert 1 <= first < second and f"continued at step {first}, {second})" in err

@@ -49,14 +49,14 @@ SMALL = ["--chunk-tokens", "200", "--memory-tokens", "32", "--final-tokens", "24
 
 @pytest.fixture()
 def short_report(tmp_path: Path) -> Path:
-    """The first half of the sample report: five chunks of 100 tokens, a few seconds of SmolLM2."""
+    """The first half of the sample report: four chunks of 160 tokens, a few seconds of SmolLM2."""
     text = SAMPLE.read_text()
     path = tmp_path / "report.md"
     path.write_text(text[: text.index("\n\n", 1800)])
     return path
 
 
-SHORT = ["--chunk-tokens", "100", "--memory-tokens", "24", "--final-tokens", "16", "--temperature", "0",
+SHORT = ["--chunk-tokens", "160", "--memory-tokens", "24", "--final-tokens", "16", "--temperature", "0",
          "--threads", "1"]
 
 
@@ -227,7 +227,7 @@ def test_a_server_killed_mid_run_exits_4_and_the_run_resumes_when_it_is_back(
     trace = tmp_path / "run.jsonl"
     env, log = no_network_env(tmp_path)  # the chosen endpoint is on loopback: nothing else may be contacted
     run = subprocess.Popen([sys.executable, "-m", "memread", "ask", str(short_report), QUESTION, "--backend",
-                            "openai", "--base-url", server.url, "--chunk-tokens", "100", "--memory-tokens", "24",
+                            "openai", "--base-url", server.url, "--chunk-tokens", "160", "--memory-tokens", "24",
                             "--final-tokens", "16", "--temperature", "0", "--trace", str(trace)],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -208,13 +208,15 @@ def test_memread_ask_json_on_a_real_model_prints_one_valid_object(smollm2_path, 
     from memread.cli.app import main
     from memread.cli.environment import Environment, use
 
-    sample = Path(__file__).parent.parent / "docs" / "sample" / "harbour-report.md"
+    report = (Path(__file__).parent.parent / "docs" / "sample" / "harbour-report.md").read_text()
+    sample = tmp_path / "harbour-report.md"
+    sample.write_text(report[: report.index("\n\n", 1800)])  # its first half, 476 tokens: two chunks of 300
     env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(), stdin_isatty=False,
                       stdout_isatty=False, stderr_isatty=False, environ={"TERM": "xterm"})
     use(env)
     try:
         main(["ask", str(sample), "How many days was the Widow's Pier closed?", "--model", str(smollm2_path),
-              "--threads", "1", "--chunk-tokens", "600", "--memory-tokens", "48", "--final-tokens", "32", "--json"])
+              "--threads", "1", "--chunk-tokens", "300", "--memory-tokens", "48", "--final-tokens", "32", "--json"])
     except SystemExit as exit_:
         assert not exit_.code, env.stderr.getvalue()
     finally:

@@ -349,13 +349,13 @@ from memread.traces import TraceWriter
 
 model, trace_path, text = sys.argv[1], sys.argv[2], sys.argv[3]
 backend = LlamaCppBackend(model, model_name="smollm2-135m", n_ctx=4096, n_threads=1)
-settings = LoopSettings(strategy="overwrite", chunk_tokens=40, memory_tokens=40, final_tokens=24,
+settings = LoopSettings(strategy="overwrite", chunk_tokens=40, memory_tokens=24, final_tokens=16,
                         temperature=0.0, seed=5)
 chunks = Chunker(backend.tokenizer, 40).chunks([Segment(text, Provenance("notes.txt", line_start=1))])
 Loop(backend, ["Who repaired the lamp?"], settings, [TraceWriter(trace_path)], document="notes.txt").run(chunks)
 '''
 NOTES = "".join(f"Day {d}: {'Ada Quist repaired the lighthouse lamp' if d == 5 else 'the harbour was calm'}.\n\n"
-                for d in range(1, 25))
+                for d in range(1, 17))  # 6 chunks of 40 tokens
 
 
 @pytest.mark.model
@@ -365,7 +365,7 @@ def test_kill_9_mid_run_then_resume_matches_the_uninterrupted_run(smollm2_backen
     from memread.document import Provenance, Segment
     from memread.loop import Loop, LoopSettings
 
-    settings = LoopSettings(strategy="overwrite", chunk_tokens=40, memory_tokens=40, final_tokens=24,
+    settings = LoopSettings(strategy="overwrite", chunk_tokens=40, memory_tokens=24, final_tokens=16,
                             temperature=0.0, seed=5)
 
     def chunks():
