@@ -284,6 +284,12 @@ class Loop:
                 new_state["exited_at"] = step  # kept in the state so a resumed run still knows
             state[lane] = new_state
             decisions = dict(result.decisions)
+            # The step's warning goes before its record: a run killed between the two then redoes the step (and
+            # the warning, dropped with it on resume) instead of losing the warning for good.
+            if result.truncated:
+                self._emit(Warned(message=f"question {lane + 1}: the reply at chunk {chunk.index + 1} hit the "
+                                          f"{plans[lane].max_tokens}-token limit; its memory may be cut off",
+                                  lane=lane, step=step))
             self._emit(StepFinished(
                 lane=lane, step=step, chunk=chunk, memory_before=self.strategy.memory(before),
                 prompt=plans[lane].prompt, reply=completion.text, finish_reason=completion.finish_reason,
@@ -294,10 +300,6 @@ class Loop:
                 summary=result.summary or self.strategy.describe(result),
                 exit_reason=result.exit_reason if result.exit else None,
                 **{name: value for name, value in decisions.items() if name in _STEP_FIELDS}))
-            if result.truncated:
-                self._emit(Warned(message=f"question {lane + 1}: the reply at chunk {chunk.index + 1} hit the "
-                                          f"{plans[lane].max_tokens}-token limit; its memory may be cut off",
-                                  lane=lane, step=step))
             if result.exit:
                 done.add(lane)
                 exited_at[lane] = step

@@ -70,6 +70,7 @@ class RunReport:
                 start = event.resumed_from_step
                 self.steps = {lane: [s for s in steps if s.step < start] for lane, steps in self.steps.items()}
                 self.exited = {lane: step for lane, step in self.exited.items() if step < start}
+                self.warnings = [w for w in self.warnings if w.step is None or w.step < start]
         elif isinstance(event, StepFinished):
             self.steps.setdefault(event.lane, []).append(event)
             self._when[event.lane, event.step] = (len(self._starts) - 1, when)
