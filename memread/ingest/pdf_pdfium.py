@@ -10,14 +10,12 @@ a glyph without a Unicode value: :func:`page_text` tells them apart and rejoins 
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from memread.ingest.pdf_pypdf import library_warnings
 from memread.ingest.pdf_text import normalise_page
 
 # PDFium is not thread-safe: every call into it holds this lock (readers in several threads take turns).
@@ -114,7 +112,7 @@ class PdfiumDocument:
         left out to ``cut``: an outline is a nicety, and a broken one must not stop the reading."""
         bookmarks: list[Bookmark] = []
         messages: list[str] = []
-        with LOCK, _messages(messages):
+        with LOCK, library_warnings("pypdfium2", messages):  # a looping outline, say
             try:
                 for bookmark in self.handle.get_toc(max_depth=MAX_OUTLINE_DEPTH):
                     if len(bookmarks) == MAX_BOOKMARKS:
@@ -144,25 +142,6 @@ class PdfiumDocument:
     def close(self) -> None:
         with LOCK:
             self.handle.close()
-
-
-@contextmanager
-def _messages(into: list[str]) -> Iterator[None]:
-    """Collect pypdfium2's log warnings (a looping outline) instead of letting them reach stderr."""
-    logger = logging.getLogger("pypdfium2")
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            into.append(record.getMessage().strip())
-
-    handler, propagate = Collect(logging.WARNING), logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagate
 
 
 def open_document(stream: IO[bytes], password: str | None) -> PdfiumDocument:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -187,10 +187,15 @@ def missing_dependency(message: str, *, raised: bool = False) -> tuple[str, str]
     return name, _PIP_NAMES.get(name.lower(), name.lower())
 
 
-@contextmanager
-def pypdf_messages(into: list[str]) -> Iterator[None]:
+def pypdf_messages(into: list[str]) -> AbstractContextManager[None]:
     """Collect pypdf's log warnings (damaged xref, wrong offsets...) instead of letting them reach stderr."""
-    logger = logging.getLogger("pypdf")
+    return library_warnings("pypdf", into)
+
+
+@contextmanager
+def library_warnings(name: str, into: list[str]) -> Iterator[None]:
+    """Collect the warnings a PDF library logs (logger ``name``) into ``into``, kept from stderr meanwhile."""
+    logger = logging.getLogger(name)
 
     class Collect(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
