@@ -359,3 +359,21 @@ def test_a_stream_being_indexed_says_how_far_it_is_and_its_length_once_in() -> N
     assert lines.pop(0).startswith("reading standard input with fake-model")
     assert [line.split(",")[0] for line in lines] == ["indexing: 100 chunks", "indexing: 600 chunks",
                                                       "indexed 720 chunks"]
+
+
+def test_a_step_redone_after_a_resume_warns_once_in_the_view_and_the_report() -> None:
+    # Killed after step 2's warning and before its record: the resumed run redoes step 2 and its warning.
+    from dataclasses import replace
+
+    from memread.events import Warned
+
+    cut = Warned(message="question 1: the reply at chunk 3 hit the 24-token limit", lane=0, step=2)
+    events: list[Event] = [started(), Warned(message="not valid UTF-8"), cut,
+                           replace(started(), resumed_from_step=2), cut]
+    state = ViewState(total=4)
+    report = RunReport()
+    for event in events:
+        state.apply(event, 0.0)
+        report(event)
+    assert state.warnings == ["not valid UTF-8", cut.message]
+    assert [w.message for w in report.warnings] == ["not valid UTF-8", cut.message]

@@ -103,7 +103,8 @@ class ViewState:
     step_walls: list[float] = field(default_factory=list)  # wall time of each finished step
     step_tokens: list[int] = field(default_factory=list)  # prompt + completion tokens of each finished step
     lanes: list[LaneView] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    # (step, text) of each warning, step None for the run's own: a resumed run redoes a step's warnings with it.
+    warned: list[tuple[int | None, str]] = field(default_factory=list)
     focus: int = 0  # the lane that changed last (shown in full when lanes are many)
     finished: RunFinished | None = None
     indexed: Indexed | None = None  # how far a strategy that indexes the whole document first has got
@@ -150,15 +151,21 @@ class ViewState:
             self.completion_tokens += event.completion_tokens
         elif isinstance(event, Warned):
             named = event.lane is None or len(self.lanes) < 2 or event.message.startswith(("lane", "question"))
-            self.warnings.append(event.message if named or event.lane is None
-                                 else f"lane {event.lane + 1}: {event.message}")
+            self.warned.append((event.step, event.message if named or event.lane is None
+                                else f"lane {event.lane + 1}: {event.message}"))
         elif isinstance(event, RunFinished):
             self.finished = event
             self.session_ends[len(self.session_starts) - 1] = event
 
+    @property
+    def warnings(self) -> list[str]:
+        """The warnings to show, in order."""
+        return [text for _, text in self.warned]
+
     def _forget_from(self, step: int) -> None:
         """A resumed run redoes the step a crash cut short: what was seen of it and after it does not count."""
         _forget_reads(self.first_read, self.again, step)
+        self.warned = [(at, text) for at, text in self.warned if at is None or at < step]
         for key in [key for key in self.kept if key[1] >= step]:
             _, prompt, completion, _, _ = self.kept.pop(key)
             self.prompt_tokens -= prompt
