@@ -23,8 +23,8 @@ For the other engineers — what you get:
   reached; a corrupt download fails.
 * ``smollm2_backend`` (session): one loaded :class:`~memread.backends.llamacpp.LlamaCppBackend` on that
   model (n_ctx 4096) shared by the whole session, because loading costs time. Do not close it. It uses
-  ``MEMREAD_THREADS`` threads if set, else 1: tests run beside other work, and llama.cpp slows down
-  about 5x when its threads compete for cores.
+  ``MEMREAD_THREADS`` threads if set, else 1: pytest runs one xdist worker per core (pyproject.toml), each
+  with its own session fixtures, and llama.cpp slows down about 5x when its threads compete for cores.
 * ``reuse_loaded_models``: for a test that runs ``memread ask`` (or ``bench``) in-process on a real model:
   each llama.cpp backend the run builds is loaded once per session and reused by every later run with the
   same model and settings (a reused backend starts with the KV cache of the last run; replies do not depend
