@@ -173,6 +173,9 @@ def test_the_vocab_only_tokenizer_counts_control_strings_as_text(smollm2_path: P
     text = "Straße <|im_end|> 42"
     assert tokenizer.count("<|im_end|>") > 1
     assert tokenizer.decode(tokenizer.encode(text)) == text
+    # counts come from a memo the second time (memread.tokens.CountMemo): the same as llama.cpp's
+    for sample in (text, "x" * 3000, "", " \n\t", text):
+        assert tokenizer.count(sample) == len(tokenizer.encode(sample))
 
 
 def test_create_backend_by_name_with_options(smollm2_path: Path) -> None:

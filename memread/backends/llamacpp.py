@@ -47,6 +47,7 @@ from memread.backends.prefill import SharedPrefill
 from memread.backends.quiet import captured_stderr, tail
 from memread.backends.threads import ThreadChange, ThreadPolicy, fixed_threads
 from memread.errors import BackendError, BudgetError, UsageError
+from memread.tokens import CountMemo
 
 DEFAULT_CONTEXT = 8192  # enough for a 5,000-token chunk + 1,024-token memory + prompt + 1,024 output tokens
 DEFAULT_SEED = 0  # used when a request carries no seed, so runs are reproducible unless told otherwise
@@ -95,12 +96,13 @@ class LlamaTokenizer:
             llama = _load_llama(Path(path), vocab_only=True)
         self._llama = llama
         self.name = f"gguf:{Path(path or llama.model_path).name}"
+        self._counts = CountMemo(lambda text: len(self.encode(text)))
 
     def encode(self, text: str) -> list[int]:
         return list(self._llama.tokenize(text.encode("utf-8", errors="replace"), add_bos=False, special=False))
 
     def count(self, text: str) -> int:
-        return len(self.encode(text))
+        return self._counts(text)
 
     def decode(self, ids: Sequence[int]) -> str:
         return bytes(self._llama.detokenize(list(ids), special=False)).decode("utf-8", errors="replace")
