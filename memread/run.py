@@ -205,9 +205,13 @@ class Run:
         return self.resumed.path if self.resumed else self.request.trace
 
     def count_chunks(self) -> int | None:
-        """How many chunks the source makes (one extra pass; None for stdin and very large inputs)."""
+        """How many chunks the source makes (one extra pass; None for stdin and very large inputs, and for a
+        strategy that indexes the whole document before it reads: its ``Indexed`` event says, without the pass)."""
         from memread.ask import count_chunks
+        from memread.strategies import strategy_class
 
+        if strategy_class(self.request.settings.strategy).chooses_order:
+            return None
         return count_chunks(self.request.source, self.backend, self.request.settings, password=self.request.password)
 
     def read(self, sinks: Sequence[Sink] = ()) -> list[LaneResult]:
