@@ -79,6 +79,7 @@ class StepFinished:
     state: dict[str, Any] = field(default_factory=dict)  # strategy state after the step (JSON-able)
     stopped_early: bool = False  # gated: generation was stopped at <check>no</check> (memread's speed feature)
     prompt_seconds: float | None = None  # prefill part of ``seconds`` (Completion.prompt_seconds), if reported
+    steps_left: int | None = None  # the lane's steps after this one, at most, when its strategy bounds them
     decisions: dict[str, Any] = field(default_factory=dict)  # the strategy's own decisions
     summary: str = ""  # what the step did, in a few words (the strategy's description)
     exit_reason: str | None = None  # why the lane stops, when ``exit``

@@ -299,6 +299,7 @@ class Loop:
                 state=new_state, prompt_seconds=completion.prompt_seconds, decisions=decisions,
                 summary=result.summary or self.strategy.describe(result),
                 exit_reason=result.exit_reason if result.exit else None,
+                steps_left=0 if result.exit else result.steps_left,
                 **{name: value for name, value in decisions.items() if name in _STEP_FIELDS}))
             if result.exit:
                 done.add(lane)

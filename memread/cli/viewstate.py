@@ -286,9 +286,21 @@ class ViewState:
         return [view for view in self.lanes if view.exited_at is None and view.answer is None
                 and (budget is None or view.steps < budget)]
 
+    def _bounded_steps_left(self) -> int | None:
+        """The steps left by the strategy's own bounds (``StepFinished.steps_left``: evidence's rounds of passages),
+        when every question still reading has given one; a step serves one question at least, so their sum."""
+        reading = self._reading(None)
+        bounds = [view.last.steps_left if view.last is not None else None for view in reading]
+        if not reading or any(bound is None for bound in bounds):
+            return None
+        return sum(bound or 0 for bound in bounds)
+
     def steps_left(self) -> int | None:
         """The steps the run reads at most from here (the one being read included); None when unknown (no
         number of chunks, or a strategy that reads chunks again with no budget the view knows)."""
+        bounded = self._bounded_steps_left()
+        if bounded is not None:
+            return bounded
         if self.total is None:
             return None
         budget = self._budget()

@@ -68,6 +68,8 @@ class StepResult:
     ``exit`` stops the lane's reading (``exit_reason`` says why, e.g. "exit-gate"). ``decisions`` are the
     strategy's own (gated: ``update`` and ``next``; callback: ``recall_query``, ``recalled``), JSON-able;
     ``summary`` describes the step in a few words for people (empty: the loop asks :meth:`Strategy.describe`).
+    ``steps_left``: the steps the lane reads at most after this one, when the strategy knows a bound below the
+    rest of the document (evidence: its rounds of passages); None: to the end of the document, in order.
     """
 
     state: State
@@ -79,6 +81,7 @@ class StepResult:
     decisions: Mapping[str, Any] = field(default_factory=dict)
     summary: str = ""
     parse_issues: tuple[str, ...] = ()
+    steps_left: int | None = None
 
     # The decisions the built-in strategies make, by name (None when this strategy makes no such decision).
     @property

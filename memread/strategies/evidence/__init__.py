@@ -166,6 +166,23 @@ class EvidenceStrategy(Strategy):
         ranked = self.passages.rank(question, names, skip=set(read), limit=1)
         return ranked[0][0] if ranked and ranked[0][1] > 0 else None
 
+    def _steps_left(self, question: str, state: State) -> int:
+        """The steps the lane reads at most from ``state`` on (the live view's ETA): what is left of its rounds of
+        passages, each ended by a select step, and never more passages than it has not read."""
+        phase = self.phase(question, state)
+        if phase is None:
+            return 0
+        unread = max(read_limit(self.options.max_read, len(self.passages)) - len(state.get("read", [])), 0)
+        mode = self.mode(question)
+        if mode == "all":
+            return unread
+        round_left = self.options.passages - int(state.get("in_round", 0))
+        if mode != "lookup":  # collect once, then one round of passages
+            return (1 if state.get("counts") is None else 0) + min(round_left, unread)
+        rounds_after = max(self.options.rounds - int(state.get("rounds", 0)) - 1, 0)
+        reads = (0 if phase == SELECT else round_left) + rounds_after * self.options.passages
+        return min(reads, unread) + 1 + rounds_after
+
     def _anchor(self, question: str, state: State) -> int:
         """The chunk a step that reads no passage is shown at: its best answer's, else the last read."""
         entries = state.get("evidence") or []
@@ -257,7 +274,7 @@ class EvidenceStrategy(Strategy):
                           memory_changed=new_state["memory"] != state.get("memory"), truncated=False,
                           exit=bool(exit_reason), exit_reason=exit_reason or "exit-gate",
                           decisions={"answer": said, "found": found, "read": len(read)},
-                          summary=summary, parse_issues=tuple(issues))
+                          summary=summary, parse_issues=tuple(issues), steps_left=self._steps_left(question, new_state))
 
     def _round_start(self, state: State) -> int:
         return len(state.get("read", [])) - int(state.get("in_round", 0))
@@ -322,7 +339,8 @@ class EvidenceStrategy(Strategy):
         summary = f"checked: the lines kept answer {confirmed!r}" if confirmed else "checked: the lines kept do not answer"
         return StepResult(state=new_state, memory=str(state.get("memory")), memory_changed=False, truncated=False,
                           exit=bool(exit_reason), exit_reason=exit_reason or "exit-gate",
-                          decisions={"check": said, "confirmed": confirmed}, summary=summary)
+                          decisions={"check": said, "confirmed": confirmed}, summary=summary,
+                          steps_left=self._steps_left(question, new_state))
 
     def _choose_groups(self, question: str, state: State, completion: Completion) -> StepResult:
         groups = self._collected(question)
@@ -352,7 +370,7 @@ class EvidenceStrategy(Strategy):
                           exit_reason=f"counted the whole document: {sum(counts)} lines in {len(picked)} group(s)",
                           decisions={"groups": chosen, "counts": counts},
                           summary=f"chose group {', '.join(map(str, chosen))}: {sum(counts)} lines",
-                          parse_issues=tuple(issues))
+                          parse_issues=tuple(issues), steps_left=self._steps_left(question, new_state))
 
     def _collected(self, question: str) -> list[collect.Group]:
         """The groups of the whole document's units that a collect question is about (computed once)."""
