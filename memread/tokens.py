@@ -72,16 +72,18 @@ class CharTokenizer:
 
 
 class CountMemo:
-    """Token counts of texts counted before, up to ``max_chars`` characters of them (the least recently used go
-    first). A read chunks a document twice when the progress line counts its chunks before the read (a
+    """Token counts of texts counted before, up to about ``max_bytes`` of memory (a text's characters and
+    :data:`ENTRY_BYTES` for the objects around it; the least recently used go first). A read chunks a document twice when the progress line counts its chunks before the read (a
     1,158-page PDF: 36,000 counts a pass, each about a millisecond in llama.cpp, which rebuilds its
     pre-tokenizer for every call); the second pass then finds every count here. The texts are kept whole, so
     a count is never another text's. Thread-safe: the loop may count from a worker."""
 
-    def __init__(self, count: Callable[[str], int], max_chars: int = 32_000_000) -> None:
+    ENTRY_BYTES = 100  # a str's header, the int and the dict's slot: what a short line costs beyond its text
+
+    def __init__(self, count: Callable[[str], int], max_bytes: int = 64_000_000) -> None:
         self._count = count
-        self._max_chars = max_chars
-        self._chars = 0
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -92,14 +94,14 @@ class CountMemo:
                 self._counts.move_to_end(text)
                 return known
         counted = self._count(text)
-        if len(text) <= self._max_chars:
+        if len(text) + self.ENTRY_BYTES <= self._max_bytes:
             with self._lock:
                 if text not in self._counts:
                     self._counts[text] = counted
-                    self._chars += len(text)
-                    while self._chars > self._max_chars:
+                    self._bytes += len(text) + self.ENTRY_BYTES
+                    while self._bytes > self._max_bytes:
                         old, _ = self._counts.popitem(last=False)
-                        self._chars -= len(old)
+                        self._bytes -= len(old) + self.ENTRY_BYTES
         return counted
 
 

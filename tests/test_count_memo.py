@@ -25,9 +25,9 @@ def test_a_text_counted_again_is_answered_from_the_memo_with_the_same_count() ->
     assert inner.calls == ["one two", "three", "", "four five six"]
 
 
-def test_the_memo_keeps_at_most_its_characters_and_forgets_the_least_recently_used_first() -> None:
+def test_the_memo_keeps_at_most_its_bytes_and_forgets_the_least_recently_used_first() -> None:
     inner = Counting()
-    memo = CountMemo(inner, max_chars=10)
+    memo = CountMemo(inner, max_bytes=10 + 2 * CountMemo.ENTRY_BYTES)
     memo("aaaa b")      # 6 characters
     memo("cc d")        # 4: 10 in all, both kept
     memo("aaaa b")      # a hit: now the most recently used
@@ -36,13 +36,13 @@ def test_the_memo_keeps_at_most_its_characters_and_forgets_the_least_recently_us
     memo("aaaa b")
     memo("cc d")
     assert inner.calls == ["aaaa b", "cc d", "eee", "cc d"]
-    memo("x" * 11)      # longer than the memo holds: counted, never kept
-    memo("x" * 11)
-    assert inner.calls[-2:] == ["x" * 11, "x" * 11]
+    memo("x" * 211)     # longer than the memo holds: counted, never kept
+    memo("x" * 211)
+    assert inner.calls[-2:] == ["x" * 211, "x" * 211]
 
 
 def test_threads_counting_at_once_get_right_counts() -> None:
-    memo = CountMemo(lambda text: len(text), max_chars=50)
+    memo = CountMemo(lambda text: len(text), max_bytes=5 * CountMemo.ENTRY_BYTES)
     wrong: list[tuple[str, int]] = []
 
     def work(seed: int) -> None:
