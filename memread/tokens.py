@@ -73,10 +73,11 @@ class CharTokenizer:
 
 class CountMemo:
     """Token counts of texts counted before, up to about ``max_bytes`` of memory (a text's characters and
-    :data:`ENTRY_BYTES` for the objects around it; the least recently used go first). A read chunks a document twice when the progress line counts its chunks before the read (a
-    1,158-page PDF: 36,000 counts a pass, each about a millisecond in llama.cpp, which rebuilds its
-    pre-tokenizer for every call); the second pass then finds every count here. The texts are kept whole, so
-    a count is never another text's. Thread-safe: the loop may count from a worker."""
+    :data:`ENTRY_BYTES` for the objects around it; the least recently used go first). A read in document order
+    chunks its document twice, once for the progress line's total and once to read it (a 1,158-page PDF: 36,000
+    counts a pass, each about a millisecond in llama.cpp, which rebuilds its pre-tokenizer for every call); the
+    second pass finds every count here. The texts are kept whole, so a count is never another text's.
+    Thread-safe: the loop may count from a worker."""
 
     ENTRY_BYTES = 100  # a str's header, the int and the dict's slot: what a short line costs beyond its text
 
