@@ -51,8 +51,7 @@ def test_the_live_view_shows_every_pane_then_the_answers_and_leaves_stdout_alone
                  "lane 1 ·", "lane 2 ·", "check yes · next continue", "stopped after 4 chunks",
                  "answer 1: How many days was the pier closed?", "Ada Quist",
                  "sources: report.pdf p. 2; report.pdf p. 5", "5 chunks · 1,076 prompt + 200 generated tokens",
-                 "reading stopped early (4 of 5 chunks); --no-exit-gate reads every chunk "
-                 "(evidence: up to --max-read)"):
+                 "reading stopped early (4 of 5 chunks); --all answers from the whole document"):
         assert pane in shown, pane
     assert CONTROL.search(shown), "a terminal gets a repainted frame"
     assert env.stdout.getvalue() == ""
@@ -104,8 +103,8 @@ def test_off_a_terminal_progress_is_plain_throttled_lines():
     assert lines[1].startswith("[1/5] report.pdf p. 1 · memory ~7, ~7 tok · ")
     assert "warning: lane 0: reply had no <think>" in lines
     # Said once, with what reads everything: a "list all" question needs every chunk.
-    assert ("lane 2 stopped reading after 4 of 5 chunk(s) (exit-gate); --no-exit-gate reads every chunk "
-            "(evidence: up to --max-read)") in lines
+    assert "lane 2 stopped reading after 4 of 5 chunk(s) (exit-gate); --all answers from the whole document" \
+        in lines
     assert "sources 1: report.pdf p. 2; report.pdf p. 5" in lines
     assert lines[-1].startswith("5 chunks · ")
     assert "ETA" in lines[2]

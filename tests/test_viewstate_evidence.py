@@ -236,7 +236,7 @@ def test_plain_lines_and_the_summary_count_chunks_not_steps() -> None:
                      model_seconds=7.0))
     lines = err.getvalue().splitlines()
     assert "lane 1 stopped reading after 3 of 10 chunk(s) (evidence found; 2 new chunk(s) in a row added none); " \
-           "--no-exit-gate reads every chunk (evidence: up to --max-read)" in lines
+           "--all answers from the whole document" in lines
     assert [line.split(" ", 1)[0] for line in lines if line.startswith("[")] == ["[1/10]", "[1/10]", "[2/10]",
                                                                                "[3/10]"]
     assert lines[-1].startswith("3 chunks (1 read again) · 400 prompt + 20 generated tokens")

@@ -28,7 +28,7 @@ from memread.report import sessions_seconds
 from memread.settings import read_limit
 
 # Said when an exit gate stopped reading before the end: a "list all" question needs every chunk.
-EXIT_GATE_HINT = "--no-exit-gate reads every chunk (evidence: up to --max-read)"
+EXIT_GATE_HINT = "--all answers from the whole document"
 _RATE_WINDOW = 10  # steps the rate and ETA estimates look back over
 
 
