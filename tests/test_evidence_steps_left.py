@@ -9,7 +9,7 @@ import pytest
 from memread.chunk import Chunker
 from memread.cli.viewstate import ViewState
 from memread.document import Chunk, Provenance, Segment
-from memread.events import Event, RunStarted, StepFinished, StepStarted
+from memread.events import Event, LaneExited, RunStarted, StepFinished, StepStarted
 from memread.tokens import CharTokenizer
 from tests.test_strategy_evidence import run
 
@@ -66,6 +66,8 @@ def test_the_eta_counts_the_bounded_steps_at_the_time_a_step_takes() -> None:
     state.apply(first, 10.0)
     assert state.steps_left() == first.steps_left == 7
     assert state.eta_text() == "ETA ≤ 1m10s"  # 7 steps of 10 s, not 1,943
+    state.apply(LaneExited(lane=0, step=0, reason="no answer found in the passages read"), 11.0)
+    assert state.steps_left() == 0  # the question stopped: only its answer is left
 
 
 def test_a_view_of_steps_without_bounds_counts_to_the_end_as_before() -> None:

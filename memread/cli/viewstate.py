@@ -290,8 +290,10 @@ class ViewState:
         """The steps left by the strategy's own bounds (``StepFinished.steps_left``: evidence's rounds of passages),
         when every question still reading has given one; a step serves one question at least, so their sum."""
         reading = self._reading(None)
+        if not reading:
+            return 0 if self.lanes else None  # every question stopped or answered: no step is left
         bounds = [view.last.steps_left if view.last is not None else None for view in reading]
-        if not reading or any(bound is None for bound in bounds):
+        if any(bound is None for bound in bounds):
             return None
         return sum(bound or 0 for bound in bounds)
 
