@@ -13,6 +13,10 @@ How it stays fast and exact:
   same boundary level to fill the room that is left.
 * BPE counts are not additive, so each assembled chunk is counted once more, and trailing units move to the next
   chunk if it is over. Each character is therefore tokenised about twice.
+* A tokenizer that can count several texts in one call (``count_many``: llama.cpp's, where each call has a fixed
+  cost of about half a millisecond) is given the pieces of a split a window at a time, before they are counted
+  one by one; one that can count a text from its parts' counts (``count_joined``) recounts assembled chunks
+  itself. The counts are the same, so are the chunks: only the number of calls changes.
 
 Memory holds the current segment and one chunk's worth of units: segments are pulled lazily.
 """
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from memread.document import Chunk, Mark, Provenance, Segment, Span
@@ -44,6 +48,9 @@ _CHARS = len(_BOUNDARIES)  # the last resort: a cut between two characters
 
 # A word cut in two by a segment boundary is carried whole into the next segment, if it is no longer than this.
 _STITCH_CHARS = 4096
+# Pieces counted ahead in one ``count_many`` call, in characters; counts kept for reuse, at most.
+_AHEAD_CHARS = 32 * 1024
+_KNOWN_CHARS = 1024 * 1024
 
 
 @dataclass
@@ -83,6 +90,10 @@ class Chunker:
         # Packing aims a little under the budget so the recount of the assembled chunk rarely finds it over.
         self._pack_limit = budget - max(1, budget // 100)
         self._chars_per_token = 4.0  # learnt as we count; only steers how much text is counted at once
+        self._count_many: Callable[[list[str]], list[int]] | None = getattr(tokenizer, "count_many", None)
+        self._count_joined: Callable[[list[str], list[int]], int] | None = getattr(tokenizer, "count_joined", None)
+        self._known: dict[str, int] = {}  # counts made ahead (and kept: a log repeats its lines), by text
+        self._known_chars = 0
 
     # -- public ------------------------------------------------------------------------------------------
 
@@ -144,7 +155,11 @@ class Chunker:
         if len(first) == len(text):  # no boundary of this kind: look for a finer one
             yield from self._split(text, level + 1, group)
             return
-        for piece in _chain(first, pieces):
+        parts = [first, *pieces]
+        ahead = 0  # parts[:ahead] were offered to _count_ahead
+        for number, piece in enumerate(parts):
+            if number == ahead:
+                ahead = self._count_ahead(parts, number)
             # A short piece may hold several parts (split it again at this level); a long one is a single part.
             if len(piece) <= group:
                 yield from self._fit_group(piece, level, group)
@@ -168,6 +183,7 @@ class Chunker:
             return []
         parts: list[_Unit] = []
         line = unit.line
+        self._count_ahead(pieces, 0)
         for piece in pieces:
             for text, tokens, level in self._fit_group(piece, unit.level, group):
                 parts.append(_Unit(text, tokens, level, unit.provenance, line))
@@ -221,7 +237,7 @@ class Chunker:
         carried: list[_Unit] = []
         text = "".join(unit.text for unit in units)
         # One unit was counted on exactly this text; several are recounted because BPE merges across joins.
-        tokens = units[0].tokens if len(units) == 1 else self._count(text)
+        tokens = units[0].tokens if len(units) == 1 else self._count_units(text, units)
         while tokens > self.budget:
             excess = tokens - self.budget
             while len(units) > 1 and excess > 0:
@@ -229,16 +245,55 @@ class Chunker:
                 carried.insert(0, unit)
                 excess -= unit.tokens
             text = "".join(unit.text for unit in units)
-            tokens = units[0].tokens if len(units) == 1 else self._count(text)
+            tokens = units[0].tokens if len(units) == 1 else self._count_units(text, units)
         return Chunk(index, text, tokens, _spans(units), _marks(units)), carried
 
     # -- counting --------------------------------------------------------------------------------------------
 
     def _count(self, text: str) -> int:
-        tokens = self.tokenizer.count(text)
-        if tokens >= 64:  # learn the text's density from samples big enough to mean something
-            self._chars_per_token = 0.8 * self._chars_per_token + 0.2 * (len(text) / tokens)
+        tokens = self._known.get(text)
+        if tokens is None:
+            tokens = self.tokenizer.count(text)
+        self._learn(len(text), tokens)
         return tokens
+
+    def _count_units(self, text: str, units: list[_Unit]) -> int:
+        """The tokens of ``text``, the units' texts joined."""
+        if self._count_joined is None:
+            return self._count(text)
+        tokens = self._count_joined([unit.text for unit in units], [unit.tokens for unit in units])
+        self._learn(len(text), tokens)
+        return tokens
+
+    def _learn(self, chars: int, tokens: int) -> None:
+        if tokens >= 64:  # learn the text's density from samples big enough to mean something
+            self._chars_per_token = 0.8 * self._chars_per_token + 0.2 * (chars / tokens)
+
+    def _count_ahead(self, pieces: list[str], start: int) -> int:
+        """Count in one ``count_many`` call the pieces from ``start`` on (up to :data:`_AHEAD_CHARS` of them) that
+        are about to be counted one by one; returns where the next window starts. Only the cost changes."""
+        end, size, cap = start, 0, self._count_cap()
+        while end < len(pieces) and (end == start or size + len(pieces[end]) <= _AHEAD_CHARS):
+            size += len(pieces[end])
+            end += 1
+        if self._count_many is None:
+            return end
+        wanted = [piece for piece in dict.fromkeys(pieces[start:end]) if len(piece) <= cap and piece not in self._known]
+        if len(wanted) < 2:
+            return end
+        added = sum(map(len, wanted))
+        if self._known_chars + added > _KNOWN_CHARS:
+            self._known.clear()
+            self._known_chars = 0
+        try:
+            counts = self._count_many(wanted)
+        except Exception:  # counted one by one instead, where the error (if it is one) surfaces as it always did
+            return end
+        if len(counts) != len(wanted):
+            return end
+        self._known.update(zip(wanted, counts, strict=True))
+        self._known_chars += added
+        return end
 
     def _count_cap(self) -> int:
         """Texts longer than this would almost surely exceed the budget: they are split before being counted."""
@@ -247,11 +302,6 @@ class Chunker:
     def _group_chars(self) -> int:
         """How many characters of small pieces to count at once: about 1/16 of a chunk."""
         return max(16, int(self.budget * self._chars_per_token / 16))
-
-
-def _chain(first: str, rest: Iterator[str]) -> Iterator[str]:
-    yield first
-    yield from rest
 
 
 def _pieces(text: str, level: int, group: int) -> Iterator[str]:

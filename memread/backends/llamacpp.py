@@ -43,6 +43,7 @@ import llama_cpp  # noqa: E402
 
 from memread.backends.base import Capabilities, ChatRequest, Completion, Message
 from memread.backends.chat_prompt import ChatPrompt, resolve_template
+from memread.backends.llama_count import LlamaCounter
 from memread.backends.prefill import SharedPrefill
 from memread.backends.quiet import captured_stderr, tail
 from memread.backends.threads import ThreadChange, ThreadPolicy, fixed_threads
@@ -96,13 +97,26 @@ class LlamaTokenizer:
             llama = _load_llama(Path(path), vocab_only=True)
         self._llama = llama
         self.name = f"gguf:{Path(path or llama.model_path).name}"
-        self._counts = CountMemo(lambda text: len(self.encode(text)))
+        metadata = llama.metadata
+        self._counter = LlamaCounter(llama_cpp.llama_model_get_vocab(llama.model),
+                                     pre=metadata.get("tokenizer.ggml.pre"), model=metadata.get("tokenizer.ggml.model"))
+        self._counts = CountMemo(self._counter.count)
 
     def encode(self, text: str) -> list[int]:
-        return list(self._llama.tokenize(text.encode("utf-8", errors="replace"), add_bos=False, special=False))
+        return self._counter.encode(text)
 
     def count(self, text: str) -> int:
         return self._counts(text)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """``[count(text) for text in texts]``, in fewer calls into llama.cpp where the model's pre-tokenizer
+        allows it (:mod:`memread.backends.llama_count`)."""
+        return self._counter.count_many(texts)
+
+    def count_joined(self, parts: Sequence[str], counts: Sequence[int]) -> int:
+        """``count("".join(parts))`` given each part's count, without counting it all again where the model's
+        pre-tokenizer allows it (:mod:`memread.backends.llama_count`)."""
+        return self._counter.count_joined(parts, counts)
 
     def decode(self, ids: Sequence[int]) -> str:
         return bytes(self._llama.detokenize(list(ids), special=False)).decode("utf-8", errors="replace")
