@@ -15,7 +15,7 @@ How it stays fast and exact:
   chunk if it is over. Each character is therefore tokenised about twice.
 * A tokenizer that can count several texts in one call (``count_many``: llama.cpp's, where each call has a fixed
   cost of about half a millisecond) is given the pieces of a split a window at a time, before they are counted
-  one by one; one that can count a text from its parts' counts (``count_joined``) recounts assembled chunks
+  one by one (it keeps those counts for its ``count``: :class:`memread.tokens.CountMemo`); one that can count a text from its parts' counts (``count_joined``) recounts assembled chunks
   itself. The counts are the same, so are the chunks: only the number of calls changes.
 
 Memory holds the current segment and one chunk's worth of units: segments are pulled lazily.
@@ -23,6 +23,7 @@ Memory holds the current segment and one chunk's worth of units: segments are pu
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -48,9 +49,8 @@ _CHARS = len(_BOUNDARIES)  # the last resort: a cut between two characters
 
 # A word cut in two by a segment boundary is carried whole into the next segment, if it is no longer than this.
 _STITCH_CHARS = 4096
-# Pieces counted ahead in one ``count_many`` call, in characters; counts kept for reuse, at most.
+# Pieces counted ahead in one ``count_many`` call, in characters.
 _AHEAD_CHARS = 32 * 1024
-_KNOWN_CHARS = 1024 * 1024
 
 
 @dataclass
@@ -92,8 +92,6 @@ class Chunker:
         self._chars_per_token = 4.0  # learnt as we count; only steers how much text is counted at once
         self._count_many: Callable[[list[str]], list[int]] | None = getattr(tokenizer, "count_many", None)
         self._count_joined: Callable[[list[str], list[int]], int] | None = getattr(tokenizer, "count_joined", None)
-        self._known: dict[str, int] = {}  # counts made ahead (and kept: a log repeats its lines), by text
-        self._known_chars = 0
 
     # -- public ------------------------------------------------------------------------------------------
 
@@ -251,9 +249,7 @@ class Chunker:
     # -- counting --------------------------------------------------------------------------------------------
 
     def _count(self, text: str) -> int:
-        tokens = self._known.get(text)
-        if tokens is None:
-            tokens = self.tokenizer.count(text)
+        tokens = self.tokenizer.count(text)
         self._learn(len(text), tokens)
         return tokens
 
@@ -278,21 +274,13 @@ class Chunker:
             end += 1
         if self._count_many is None:
             return end
-        wanted = [piece for piece in dict.fromkeys(pieces[start:end]) if len(piece) <= cap and piece not in self._known]
+        wanted = [piece for piece in dict.fromkeys(pieces[start:end]) if len(piece) <= cap]
         if len(wanted) < 2:
             return end
-        added = sum(map(len, wanted))
-        if self._known_chars + added > _KNOWN_CHARS:
-            self._known.clear()
-            self._known_chars = 0
-        try:
-            counts = self._count_many(wanted)
-        except Exception:  # counted one by one instead, where the error (if it is one) surfaces as it always did
-            return end
-        if len(counts) != len(wanted):
-            return end
-        self._known.update(zip(wanted, counts, strict=True))
-        self._known_chars += added
+        # The tokenizer keeps the counts for the one-by-one counts that follow; should counting ahead fail, they
+        # are counted one by one instead, where the error (if it is one) surfaces as it always did.
+        with contextlib.suppress(Exception):
+            self._count_many(wanted)
         return end
 
     def _count_cap(self) -> int:

@@ -76,7 +76,8 @@ class CountMemo:
     :data:`ENTRY_BYTES` for the objects around it; the least recently used go first). A read in document order
     chunks its document twice, once for the progress line's total and once to read it (a 1,158-page PDF: 36,000
     counts a pass, each about a millisecond in llama.cpp, which rebuilds its pre-tokenizer for every call); the
-    second pass finds every count here. The texts are kept whole, so a count is never another text's.
+    second pass finds every count here, and the chunker finds here the counts it asked for ahead
+    (:meth:`many`). The texts are kept whole, so a count is never another text's.
     Thread-safe: the loop may count from a worker."""
 
     ENTRY_BYTES = 100  # a str's header, the int and the dict's slot: what a short line costs beyond its text
@@ -90,20 +91,42 @@ class CountMemo:
 
     def __call__(self, text: str) -> int:
         with self._lock:
-            known = self._counts.get(text)
-            if known is not None:
-                self._counts.move_to_end(text)
-                return known
+            known = self._recall(text)
+        if known is not None:
+            return known
         counted = self._count(text)
-        if len(text) + self.ENTRY_BYTES <= self._max_bytes:
-            with self._lock:
-                if text not in self._counts:
-                    self._counts[text] = counted
-                    self._bytes += len(text) + self.ENTRY_BYTES
-                    while self._bytes > self._max_bytes:
-                        old, _ = self._counts.popitem(last=False)
-                        self._bytes -= len(old) + self.ENTRY_BYTES
+        with self._lock:
+            self._keep(text, counted)
         return counted
+
+    def many(self, texts: Sequence[str], count_many: Callable[[list[str]], list[int]]) -> list[int]:
+        """Each text's count: the ones known from here, the rest by one ``count_many`` call (each text once),
+        kept for the next time."""
+        with self._lock:
+            known = {text: count for text in texts if (count := self._recall(text)) is not None}
+        missing = [text for text in dict.fromkeys(texts) if text not in known]
+        if missing:
+            counted = count_many(missing)
+            known.update(zip(missing, counted, strict=True))
+            with self._lock:
+                for text, count in zip(missing, counted, strict=True):
+                    self._keep(text, count)
+        return [known[text] for text in texts]
+
+    def _recall(self, text: str) -> int | None:
+        known = self._counts.get(text)
+        if known is not None:
+            self._counts.move_to_end(text)
+        return known
+
+    def _keep(self, text: str, count: int) -> None:
+        if text in self._counts or len(text) + self.ENTRY_BYTES > self._max_bytes:
+            return
+        self._counts[text] = count
+        self._bytes += len(text) + self.ENTRY_BYTES
+        while self._bytes > self._max_bytes:
+            old, _ = self._counts.popitem(last=False)
+            self._bytes -= len(old) + self.ENTRY_BYTES
 
 
 def default_tokenizer() -> Tokenizer:

@@ -58,3 +58,19 @@ def test_threads_counting_at_once_get_right_counts() -> None:
     for thread in threads:
         thread.join()
     assert wrong == []
+
+
+def test_many_counts_only_the_texts_not_known_each_once_and_keeps_them_for_one_by_one_counts() -> None:
+    inner = Counting()
+    batches: list[list[str]] = []
+
+    def count_many(texts: list[str]) -> list[int]:
+        batches.append(list(texts))
+        return [len(text.split()) for text in texts]
+
+    memo = CountMemo(inner)
+    memo("one two")
+    assert memo.many(["a b c", "one two", "a b c", "d"], count_many) == [3, 2, 3, 1]
+    assert batches == [["a b c", "d"]]
+    assert [memo("a b c"), memo("d")] == [3, 1] and inner.calls == ["one two"]
+    assert memo.many(["d", "one two"], count_many) == [1, 2] and len(batches) == 1

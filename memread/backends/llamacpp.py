@@ -110,8 +110,8 @@ class LlamaTokenizer:
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         """``[count(text) for text in texts]``, in fewer calls into llama.cpp where the model's pre-tokenizer
-        allows it (:mod:`memread.backends.llama_count`)."""
-        return self._counter.count_many(texts)
+        allows it (:mod:`memread.backends.llama_count`); kept for :meth:`count`, as its own counts are."""
+        return self._counts.many(texts, self._counter.count_many)
 
     def count_joined(self, parts: Sequence[str], counts: Sequence[int]) -> int:
         """``count("".join(parts))`` given each part's count, without counting it all again where the model's
