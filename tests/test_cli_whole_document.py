@@ -20,7 +20,7 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     import memread.cli.runner
 
     requests: list[Any] = []
-    monkeypatch.setattr(memread.cli.runner, "run_ask", lambda request, output: requests.append(request))
+    monkeypatch.setattr(memread.cli.runner, "run_ask", lambda request, output, **_: requests.append(request))
     monkeypatch.delenv("MEMREAD_STRATEGY", raising=False)
     return requests
 

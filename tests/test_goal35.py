@@ -12,7 +12,6 @@ from benchmarks.accuracy import goal35
 from memread.bench.docqa import DOCS, KINDS
 
 MODEL = "m"
-pytestmark = pytest.mark.fast
 
 # 45 synthetic questions: nine a document, kinds in turn, even-numbered ones the design set
 QUESTIONS = [{"id": f"q{i:02d}", "doc": list(DOCS)[i // 9], "kind": KINDS[i % len(KINDS)],

@@ -52,6 +52,7 @@ def ask(
 
     asked = ([question] if question else []) + list(questions)
     chosen = strategy or default_strategy(shared.model)
+    untrained_default = strategy is None and chosen == defaults.STRATEGY
     loop = shared.loop_settings()
     if whole:  # the strategy's whole-document options, under any -o the user gave
         loop["options"] = {**whole_document_options(chosen), **loop["options"]}
@@ -67,7 +68,7 @@ def ask(
         write_trace=not no_trace,
         resume=resume,
     )
-    run_ask(request, Output(json=json_output, quiet=quiet, progress=progress))
+    run_ask(request, Output(json=json_output, quiet=quiet, progress=progress), default_strategy=untrained_default)
 
 
 def default_strategy(model: str | None) -> str:
