@@ -263,6 +263,29 @@ def test_a_how_many_question_about_the_whole_document_is_counted_by_code() -> No
     assert "Group 1: 20 lines" in collect_prompt
 
 
+TEST_LOG = "".join(f"PASS: libgomp.c/t{n}.c\n" for n in range(30)) + \
+    "FAIL: libgomp.fortran/declare-target-1.f90   -O0  (test for excess errors)\n" + \
+    "".join(f"PASS: libgomp.c/u{n}.c\n" for n in range(30)) + "FAIL: libgomp.fortran/target10.f90   -O2\n"
+
+
+@pytest.mark.parametrize(("said", "answered"), [
+    ("libgomp.fortran/declare-target-1.f90", "libgomp.fortran/declare-target-1.f90"),  # found in the item
+    ("FAIL", "FAIL: libgomp.fortran/declare-target-1.f90 -O0 (test for excess errors)"),  # the question's word
+    ("libgomp.fortran/target10.f90", "FAIL: libgomp.fortran/declare-target-1.f90 -O0 (test for excess errors)"),
+])
+def test_a_first_question_is_answered_from_the_item_code_found(said: str, answered: str) -> None:
+    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(TEST_LOG, Provenance("test.log", line_start=1))]))
+    results, _, _ = run(["What is the first libgomp Fortran test reported as FAIL?"],
+                        {"Group 1": "1", "excess errors": said}, chunks=chunks)
+    assert results[0].answer == answered
+
+
+def test_an_echo_is_an_answer_made_of_the_questions_own_words_only() -> None:
+    assert answer.echoes("FAIL", "What is the first test reported as FAIL?")
+    assert not answer.echoes("declare-target-1.f90", "What is the first test reported as FAIL?")
+    assert not answer.echoes("", "What?")
+
+
 def test_several_questions_read_in_one_pass_each_with_its_own_passages() -> None:
     results, events, backend = run(["What is the default value of history_size unless overridden?",
                                     "Which environment variable names the directory of java.opts?"],

@@ -401,6 +401,9 @@ class EvidenceStrategy(Strategy):
             stated = [str(c["answer"]) for c in state.get("candidates", [])
                       if c.get("answer") and int(c.get("own_support", 0)) >= STATED_SUPPORT]
             return answer.settle_count(reply_answer, list(counts), stated), True
+        items = state.get("items") or []
+        if counts is not None and state.get("kind") in (collect.FIRST, collect.LAST) and items:
+            return answer.settle_item(reply_answer, str(items[0]["text"]), question), True
         if counts is not None:
             return reply_answer, boxed
         if self.mode(question) == "lookup" and not state.get("confirmed"):

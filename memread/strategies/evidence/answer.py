@@ -65,6 +65,23 @@ def settle_lookup(answer: str, evidence_text: str, found: str | None) -> str:
     return answer.strip() if words and present >= len(words) / 2 else DOES_NOT_SAY
 
 
+def echoes(answer: str, question: str) -> bool:
+    """Whether ``answer`` is made only of the question's own words ("FAIL" for "… reported as FAIL?")."""
+    words = set(re.findall(r"\w+", answer.lower()))
+    return bool(words) and words <= set(re.findall(r"\w+", question.lower()))
+
+
+def settle_item(answer: str, item: str, question: str) -> str:
+    """A first/last question's answer, from the one item code found for it: the model's answer as the item writes
+    it when it says more than the question does; else the item itself, verbatim (code found it, and an answer
+    that only repeats the question's words names nothing)."""
+    cleaned = answer.strip().strip(".")
+    snapped = snap(cleaned, item) if cleaned and not says_absent(cleaned) else None
+    if snapped is not None and not echoes(snapped, question):
+        return snapped
+    return " ".join(item.split())
+
+
 def settle_count(answer: str, counts: list[int], stated: Iterable[str] = ()) -> str:
     """A how-many question's answer: the model's number when it is one of the counts code made (or their sum), or
     a number a passage read states as its whole answer (``stated``: "closed for 12 days" gave "12"); else the
