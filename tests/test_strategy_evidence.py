@@ -280,6 +280,18 @@ def test_a_first_question_is_answered_from_the_item_code_found(said: str, answer
     assert results[0].answer == answered
 
 
+def test_a_last_question_may_be_answered_by_its_items_header() -> None:
+    changelog = "".join(f"tool ({v}.0-1) unstable; urgency=medium\n\n  * Build with zstd {v}.\n  * Fix docs.\n\n"
+                        for v in range(9, 1, -1))
+    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(changelog, Provenance("changelog", line_start=1))]))
+    results, _, _ = run(["Which is the last upload that builds with zstd?"], {"Group 1": "1", "zstd 2": "2.0-1"},
+                        chunks=chunks)
+    assert results[0].answer == "2.0-1"  # the entry's version, from its header line
+    # the header as the item's head (shown to the model above the item) counts as the item's words
+    assert answer.settle_item("2.0-1", "* Build with zstd 2.", "Which …?", head="tool (2.0-1) unstable") == "2.0-1"
+    assert answer.settle_item("2.0-1", "* Build with zstd 2.", "Which …?") == "* Build with zstd 2."
+
+
 def test_an_echo_is_an_answer_made_of_the_questions_own_words_only() -> None:
     assert answer.echoes("FAIL", "What is the first test reported as FAIL?")
     assert not answer.echoes("declare-target-1.f90", "What is the first test reported as FAIL?")

@@ -403,7 +403,8 @@ class EvidenceStrategy(Strategy):
             return answer.settle_count(reply_answer, list(counts), stated), True
         items = state.get("items") or []
         if counts is not None and state.get("kind") in (collect.FIRST, collect.LAST) and items:
-            return answer.settle_item(reply_answer, str(items[0]["text"]), question), True
+            first = items[0]
+            return answer.settle_item(reply_answer, str(first["text"]), question, str(first.get("head") or "")), True
         if counts is not None:
             return reply_answer, boxed
         if self.mode(question) == "lookup" and not state.get("confirmed"):

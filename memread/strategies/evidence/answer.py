@@ -71,12 +71,13 @@ def echoes(answer: str, question: str) -> bool:
     return bool(words) and words <= set(re.findall(r"\w+", question.lower()))
 
 
-def settle_item(answer: str, item: str, question: str) -> str:
-    """A first/last question's answer, from the one item code found for it: the model's answer as the item writes
-    it when it says more than the question does; else the item itself, verbatim (code found it, and an answer
-    that only repeats the question's words names nothing)."""
+def settle_item(answer: str, item: str, question: str, head: str = "") -> str:
+    """A first/last question's answer, from the one item code found for it: the model's answer as the item (or
+    the line it is under, ``head``: a changelog entry's version) writes it when it says more than the question
+    does; else the item itself, verbatim (code found it, and an answer that only repeats the question's words
+    names nothing)."""
     cleaned = answer.strip().strip(".")
-    snapped = snap(cleaned, item) if cleaned and not says_absent(cleaned) else None
+    snapped = snap(cleaned, f"{head}\n{item}") if cleaned and not says_absent(cleaned) else None
     if snapped is not None and not echoes(snapped, question):
         return snapped
     return " ".join(item.split())
