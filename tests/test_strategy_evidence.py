@@ -174,6 +174,18 @@ def test_headings_are_grouped_by_numbering_and_scoped_under_a_named_section() ->
 # --- the answer ------------------------------------------------------------------------------------------
 
 
+def test_of_lines_as_much_about_the_question_the_one_holding_its_words_is_best() -> None:
+    # With its neighbours, the "Update" line shares as many of the question's words as the riscv64 line below it
+    # (binutils-changelog-02 of the design set kept it, and the upload's version was lost with the right line).
+    entry = ("tool (2.30-4) unstable; urgency=high\n\n  * Update, taken from the 2.30 branch 20180209.\n"
+             "    - Fix PR 22788 (CVE-2018-6872).\n  * tool-multiarch: Add riscv64 support.\n  * Bump dpkg version.\n")
+    shown = reading.Shown(0, "changelog", tuple(units(entry)))
+    question = "Which upload added riscv64 support to tool-multiarch?"
+    (_, best), = reading.best_lines(question, [shown], count=1)
+    assert shown.units[best].text == "* tool-multiarch: Add riscv64 support."
+    assert reading.support(question, shown, best) == reading.support(question, shown, best - 1)
+
+
 def test_an_answer_the_evidence_does_not_hold_becomes_the_document_does_not_say() -> None:
     lines = "The directory is given by the environment variable OCTAVE_JAVA_DIR."
     assert answer.settle_lookup("octave-java-dir", lines, None) == "OCTAVE_JAVA_DIR"

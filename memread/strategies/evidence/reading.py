@@ -71,6 +71,12 @@ def support(question: str, passage: Shown, position: int, *, label: bool = True)
     return len(asked & held)
 
 
+def own_support(question: str, passage: Shown, position: int) -> int:
+    """How many of the question's words the unit at ``position`` itself shares: the line before
+    "binutils-multiarch: Add riscv64 support." shares as many with its neighbours, but none of its own."""
+    return len(stems(query_terms(question)) & stems(query_terms(passage.units[position].text)))
+
+
 _SECTION_NUMBER = re.compile(r"\s*(?:\d+|[A-Z])(?:\.\d+)*\.?\s")
 
 
@@ -95,10 +101,11 @@ def yes_no(question: str, answer: str | None = None) -> bool:
 
 
 def best_lines(question: str, passages: Sequence[Shown], count: int = 2) -> list[tuple[int, int]]:
-    """The ``count`` places that share the most of the question's words (see :func:`support`), best first."""
-    places = [(support(question, passage, u), -p, -u) for p, passage in enumerate(passages)
-              for u in range(len(passage.units))]
-    return [(-p, -u) for score, p, u in sorted(places, reverse=True)[:count] if score > 0]
+    """The ``count`` places that share the most of the question's words (see :func:`support`), best first; of
+    two that share as many with their neighbours, the one whose own text shares more (:func:`own_support`)."""
+    places = [(support(question, passage, u), own_support(question, passage, u), -p, -u)
+              for p, passage in enumerate(passages) for u in range(len(passage.units))]
+    return [(-p, -u) for score, _, p, u in sorted(places, reverse=True)[:count] if score > 0]
 
 
 def _words(text: str) -> list[str]:
