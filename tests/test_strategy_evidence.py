@@ -207,7 +207,7 @@ MANUAL = ["Intro to the tool. It reads files and writes reports every day.",
           "The history is kept in a file. Many commands are stored.",
           "The history file keeps entries: the default value of history_size is 1000, but may be overridden.",
           "Plotting draws figures. Figures have axes and titles.",
-          "Java options live in java.opts, in the directory named by OCTAVE_JAVA_DIR.",
+          "Java options live in java.opts, in the directory named by OCTAVE_JAVA_DIR (on x86_64 too).",
           *(f"Filler page {n} about matrices and vectors and sums." for n in range(5, 12))]
 
 
@@ -308,6 +308,26 @@ def test_an_echo_is_an_answer_made_of_the_questions_own_words_only() -> None:
     assert answer.echoes("FAIL", "What is the first test reported as FAIL?")
     assert not answer.echoes("declare-target-1.f90", "What is the first test reported as FAIL?")
     assert not answer.echoes("", "What?")
+
+
+@pytest.mark.parametrize(("question", "names"), [
+    ("Which upload fixed CVE-2022-38533?", ["CVE-2022-38533"]),
+    ("Which upload first built binutils for the loongarch64 architecture?", ["loongarch64"]),
+    ("According to the changelog, who made the changes in binutils 2.7-3?", ["2.7-3"]),
+    ("Which test under libgomp.fortran/ failed first, and was it x86_64 or riscv64?", ["x86_64", "riscv64"]),
+    ("Which film of the 1990s won in 1994, the 3rd year of the 21st-century list?", []),  # years and ordinals
+    ("How many entries are marked urgency=high?", []),
+])
+def test_a_questions_identifiers_are_names_with_digits_and_versions(question: str, names: list[str]) -> None:
+    from memread.strategies.evidence.ranking import identifiers
+
+    assert identifiers(question) == names
+
+
+def test_a_lookup_about_a_name_the_document_never_holds_reads_nothing() -> None:
+    results, events, backend = run(["Which CUDA version does gpuArray need on x86-64 with octave9?"], {"gpuArray": "11.2"})
+    assert results[0].answer == "The document does not say: it never mentions octave9."  # x86-64: x86_64 below
+    assert not [e for e in events if isinstance(e, StepFinished)] and len(backend.calls) <= 1  # no passage read
 
 
 def test_several_questions_read_in_one_pass_each_with_its_own_passages() -> None:

@@ -65,6 +65,11 @@ def settle_lookup(answer: str, evidence_text: str, found: str | None) -> str:
     return answer.strip() if words and present >= len(words) / 2 else DOES_NOT_SAY
 
 
+def never_mentioned(names: Iterable[str]) -> str:
+    """The answer to a question about names the document does not hold anywhere."""
+    return f"{DOES_NOT_SAY[:-1]}: it never mentions {', '.join(names)}."
+
+
 def echoes(answer: str, question: str) -> bool:
     """Whether ``answer`` is made only of the question's own words ("FAIL" for "… reported as FAIL?")."""
     words = set(re.findall(r"\w+", answer.lower()))

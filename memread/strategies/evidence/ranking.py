@@ -40,6 +40,7 @@ class Passages:
         self.labels: list[str] = []
         self.contexts: list[str] = []
         self._units: dict[int, tuple[Unit, ...]] = {}
+        self._unheld: dict[tuple[str, ...], list[str]] = {}
         # What a reader sees of each chunk, indexed apart (a private temporary database, as the store's).
         self._db = sqlite3.connect("", check_same_thread=False)
         self.index = FullTextIndex(self._db)
@@ -119,6 +120,19 @@ class Passages:
         match = " AND ".join('"' + " ".join(query_terms(term)) + '"' for term in terms if query_terms(term))
         return self.index.matching(match) if match else []
 
+    def unheld(self, names: Sequence[str], find: Callable[[str, str], str | None]) -> list[str]:
+        """The ``names`` no passage holds, as ``find(name, text)`` looks for them (punctuation and case aside);
+        remembered, since every step of a question asks again."""
+        if tuple(names) not in self._unheld:
+            left = list(names)
+            for index in range(len(self)) if left else ():
+                text = self.get(index).text
+                left = [name for name in left if find(name, text) is None]
+                if not left:
+                    break
+            self._unheld[tuple(names)] = left
+        return self._unheld[tuple(names)]
+
     def close(self) -> None:
         self.store.close()
         self._db.close()
@@ -158,3 +172,19 @@ def identifier_phrases(question: str) -> list[str]:
         if len(phrase.split()) > 1 and phrase not in found:
             found.append(phrase)
     return found
+
+
+# A name with a digit in it ("CVE-2022-38533", "loongarch64", "libgomp.fortran/x-1.f90") or a Debian version with
+# its revision ("2.7-3"): words a document spells one way, so one it never holds is one it says nothing about.
+_IDENTIFIER = re.compile(r"(?<![\w.+/-])(?:[A-Za-z][\w.+/-]*\d[\w.+/-]*|\d+(?:\.\d+)+-[\w.+~]+)")
+
+
+def identifiers(question: str) -> list[str]:
+    """The question's identifiers (see ``_IDENTIFIER``), as written, each once."""
+    found: list[str] = []
+    for match in _IDENTIFIER.finditer(question):
+        name = match.group().rstrip(".,;:!?/-")
+        if name not in found:
+            found.append(name)
+    return found
+
