@@ -178,6 +178,20 @@ def test_time_on_different_machines_is_compared_as_each_one_s_whole_read(tmp_pat
     assert conditions[2].figures.startswith("1.00× as × whole read on each run's own machine")
 
 
+def test_a_later_candidates_records_stand_for_evidence_where_its_folder_exists(tmp_path: Path) -> None:
+    docqa(tmp_path, "evidence", set())  # v7: none right
+    docqa(tmp_path, "bm25", set())
+    later = tmp_path / "v8"
+    docqa(later, "evidence", ids(QUESTIONS))  # v8: all right, in a folder of its own
+    (later / f"docqa-{MODEL}").rename(tmp_path / f"docqa-v8-{MODEL}")
+    assert goal35.verdicts(results(tmp_path))[0].figures == "0 % (0/45)"
+    chosen = goal35.Results(tmp_path, MODEL, None, "v8")
+    assert goal35.verdicts(chosen)[0].figures == "100 % (45/45)"
+    assert "45 samples to 0" in goal35.ahead_of_bm25(chosen).figures  # against the same BM25-RAG records
+    assert f"`docqa-v8-{MODEL}`" in goal35.report(chosen, MODEL) and f"`hqa50-seed1127-{MODEL}`" in \
+        goal35.report(chosen, MODEL)
+
+
 def test_the_report_writes_the_file(tmp_path: Path) -> None:
     hqa(tmp_path, "overwrite", [1, 0, 1])
     out = tmp_path / "goal.md"

@@ -58,13 +58,25 @@ REQUIRED: tuple[tuple[str, str, int, tuple[str, ...], int], ...] = (
 
 
 class Results:
-    """The acceptance's records, by folder prefix."""
+    """The acceptance's records, by folder prefix. ``candidate``: the name of a later frozen version of
+    ``evidence`` (``v8``) whose records live in folders of their own (``docqa-v8-MODEL``, ...); where such a
+    folder exists, its ``evidence`` records stand for the candidate's, beside the same baselines."""
 
-    def __init__(self, bench: Path, model: str, ask: Path | None = None) -> None:
+    def __init__(self, bench: Path, model: str, ask: Path | None = None, candidate: str | None = None) -> None:
+        def read(name: str) -> list[dict[str, Any]]:
+            folder = bench / f"{name}-{model}"
+            return ResultsFolder(folder).records() if folder.is_dir() else []
+
+        self.candidate = candidate
         self.records: dict[str, list[dict[str, Any]]] = {}
+        self.sources: dict[str, str] = {}  # where the candidate's records of each prefix come from
         for prefix in (DOCQA, HQA50, HQA400):
-            folder = bench / f"{prefix}-{model}"
-            self.records[prefix] = ResultsFolder(folder).records() if folder.is_dir() else []
+            found = read(prefix)
+            later = read(f"{prefix}-{candidate}") if candidate else []
+            if later:
+                found = [r for r in found if r["method"] != NEW] + [r for r in later if r["method"] == NEW]
+            self.sources[prefix] = f"{prefix}-{candidate}-{model}" if later else f"{prefix}-{model}"
+            self.records[prefix] = found
         self.ask: dict[str, Any] | None = None
         if ask is not None and ask.is_file():
             self.ask = json.loads(ask.read_text(encoding="utf-8"))
@@ -275,10 +287,12 @@ def report(results: Results, model: str) -> str:
     needed = [(prefix, method, need) for prefix, _, _, methods, need in REQUIRED for method in methods]
     done = sum(1 for prefix, method, need in needed if results.n(prefix, method) >= need)
     lines = [f"# Issue 35's goal, {model}: {overall}", "",
-             "`python -m benchmarks.accuracy.goal35 --out benchmarks/results/goal-35-check.md`, from the committed "
+             "`python -m benchmarks.accuracy.goal35 " + (f"--candidate {results.candidate} " if results.candidate else "")
+             + "--out benchmarks/results/goal-35-check.md`, from the committed "
              "scores (no model run); the cells, their commands and what was looked at while designing: "
              f"[goal-35.md](goal-35.md). {done} of the {len(needed)} cells the issue asks for have all their "
-             "samples.", "",
+             "samples. `evidence`'s records come from " + ", ".join(f"`{v}`" for v in results.sources.values()) +
+             ".", "",
              "| criterion | status | figures |", "|---|---|---|", *(v.row() for v in found), "",
              "## Cells the issue asks for", "", *_progress(results), "",
              f"## The default strategy: {choice}", "", _first_paragraph(default_rule.__doc__), "",
@@ -292,9 +306,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bench", type=Path, default=Path("benchmarks/results/bench"))
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-q4_0")
     parser.add_argument("--ask", type=Path, default=Path("benchmarks/results/ask-manual-batched.json"))
+    parser.add_argument("--candidate", help="a later frozen evidence whose folders are PREFIX-CANDIDATE-MODEL (v8)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    text = report(Results(args.bench, args.model, args.ask), args.model)
+    text = report(Results(args.bench, args.model, args.ask, args.candidate), args.model)
     sys.stdout.write(text)
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")
