@@ -74,3 +74,12 @@ def table(header: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def emit(text: str, out: Path | None) -> int:
+    """A report that is its own result: to stdout, and to ``out`` when given (a script's ``--out FILE.md``)."""
+    sys.stdout.write(text)
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+    return 0
+

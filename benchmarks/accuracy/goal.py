@@ -31,12 +31,12 @@ run. The report goes to stdout (and --out).
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks._helpers.result_files import emit
 from memread.bench.cells import Cell, cells, length_label, method_label
 from memread.bench.compare import Pair, pairs
 from memread.bench.results import ResultsFolder
@@ -304,11 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-q4_0")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    text = report(Results(args.bench, args.model), args.model)
-    sys.stdout.write(text)
-    if args.out is not None:
-        args.out.write_text(text, encoding="utf-8")
-    return 0
+    return emit(report(Results(args.bench, args.model), args.model), args.out)
 
 
 if __name__ == "__main__":

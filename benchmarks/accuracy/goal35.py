@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks._helpers.result_files import emit
 from benchmarks.accuracy.goal import Verdict
 from memread.bench import whole_read
 from memread.bench.compare import pairs
@@ -309,11 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--candidate", help="a later frozen evidence whose folders are PREFIX-CANDIDATE-MODEL (v8)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    text = report(Results(args.bench, args.model, args.ask, args.candidate), args.model)
-    sys.stdout.write(text)
-    if args.out is not None:
-        args.out.write_text(text, encoding="utf-8")
-    return 0
+    return emit(report(Results(args.bench, args.model, args.ask, args.candidate), args.model), args.out)
 
 
 if __name__ == "__main__":

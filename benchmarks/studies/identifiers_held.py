@@ -12,9 +12,10 @@ documents against each sample's haystack. No model is run.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from benchmarks._helpers.result_files import emit
 
 
 def rows() -> list[tuple[str, str, list[str], list[str]]]:
@@ -55,11 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fired = sum(1 for *_, missing in found if missing)
     lines += ["", f"Design samples naming an identifier: {len(found)} (20 docqa questions, 48 HotpotQA samples "
               f"searched); the rule fires on {fired}."]
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    if args.out is not None:
-        args.out.write_text(text, encoding="utf-8")
-    return 0
+    return emit("\n".join(lines) + "\n", args.out)
 
 
 if __name__ == "__main__":

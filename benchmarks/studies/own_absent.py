@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks._helpers.result_files import emit
+
 QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "docqa-design-absent.jsonl"
 
 
@@ -93,11 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             done[question["id"]] = row
             print(f"{row['id']}: {row['answer'][:80]!r} ({row['seconds']:.0f} s)", file=sys.stderr)
         rows.append(done[question["id"]])
-    text = table(rows)
-    sys.stdout.write(text)
-    if args.out is not None:
-        args.out.write_text(text, encoding="utf-8")
-    return 0
+    return emit(table(rows), args.out)
 
 
 if __name__ == "__main__":
