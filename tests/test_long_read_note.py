@@ -63,6 +63,18 @@ def test_no_note_when_the_user_chose_or_asked_for_quiet(fake_backend: None, tmp_
     assert "note:" not in err
 
 
+def test_no_note_for_a_model_trained_for_the_default_strategy(fake_backend: None, tmp_path: Path) -> None:
+    from memread.models.trained import TRAIN_RECORD
+
+    document = tmp_path / "harbour.log"
+    document.write_text(log(1600), encoding="utf-8")
+    model = tmp_path / "memagent-export"
+    model.mkdir()
+    (model / TRAIN_RECORD).write_text(f'{{"strategy": "{STRATEGY}"}}', encoding="utf-8")
+    _, err = ask(document, "--chunk-tokens", "5000", "--model", str(model))
+    assert "note:" not in err and "[1/26]" in err
+
+
 def test_no_note_on_a_short_document(fake_backend: None, tmp_path: Path) -> None:
     document = tmp_path / "harbour.log"
     document.write_text(log(100), encoding="utf-8")

@@ -51,8 +51,8 @@ def ask(
     from memread.settings import Settings
 
     asked = ([question] if question else []) + list(questions)
-    chosen = strategy or default_strategy(shared.model)
-    untrained_default = strategy is None and chosen == defaults.STRATEGY
+    trained = None if strategy else trained_for(shared.model)
+    chosen = strategy or trained or defaults.STRATEGY
     loop = shared.loop_settings()
     if whole:  # the strategy's whole-document options, under any -o the user gave
         loop["options"] = {**whole_document_options(chosen), **loop["options"]}
@@ -68,16 +68,17 @@ def ask(
         write_trace=not no_trace,
         resume=resume,
     )
-    run_ask(request, Output(json=json_output, quiet=quiet, progress=progress), default_strategy=untrained_default)
+    # memread's own default, not the user's choice or the model's training: a long read gets a note
+    run_ask(request, Output(json=json_output, quiet=quiet, progress=progress),
+            default_strategy=strategy is None and trained is None)
 
 
-def default_strategy(model: str | None) -> str:
-    """The strategy ``model`` was trained for (:mod:`memread.models.trained`), else memread's default."""
+def trained_for(model: str | None) -> str | None:
+    """The strategy ``model`` was trained for (:mod:`memread.models.trained`), else None."""
     from memread.models.trained import trained_strategy
-    from memread.settings import STRATEGY
 
     trained = trained_strategy(model)
-    return trained[0] if trained else STRATEGY
+    return trained[0] if trained else None
 
 
 def whole_document_options(strategy: str) -> dict[str, object]:
