@@ -308,8 +308,7 @@ class EvidenceStrategy(Strategy):
                         "own_support": 0}, [f"the answer {said[:60]!r} is not in the passage; kept the line most "
                                             "about the question"]
             return None, [f"the answer {said[:60]!r} is not in the passage"]
-        best = max(places, key=lambda u: (reading.support(question, shown, u), reading.own_support(question, shown, u),
-                                          -u))
+        best = max(places, key=lambda u: (reading.aboutness(question, shown, u), -u))
         self._keep(shown, [best], evidence, step)
         return {"answer": reading.snap(said, shown.units[best].text), "step": step,
                 "support": reading.support(question, shown, best),

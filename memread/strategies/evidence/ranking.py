@@ -187,4 +187,3 @@ def identifiers(question: str) -> list[str]:
         if name not in found:
             found.append(name)
     return found
-

@@ -77,6 +77,12 @@ def own_support(question: str, passage: Shown, position: int) -> int:
     return len(stems(query_terms(question)) & stems(query_terms(passage.units[position].text)))
 
 
+def aboutness(question: str, passage: Shown, position: int) -> tuple[int, int]:
+    """How a line ranks among lines about the question: :func:`support`, then, of two as much about it with their
+    neighbours, the one whose own text shares more (:func:`own_support`)."""
+    return support(question, passage, position), own_support(question, passage, position)
+
+
 _SECTION_NUMBER = re.compile(r"\s*(?:\d+|[A-Z])(?:\.\d+)*\.?\s")
 
 
@@ -101,11 +107,10 @@ def yes_no(question: str, answer: str | None = None) -> bool:
 
 
 def best_lines(question: str, passages: Sequence[Shown], count: int = 2) -> list[tuple[int, int]]:
-    """The ``count`` places that share the most of the question's words (see :func:`support`), best first; of
-    two that share as many with their neighbours, the one whose own text shares more (:func:`own_support`)."""
-    places = [(support(question, passage, u), own_support(question, passage, u), -p, -u)
-              for p, passage in enumerate(passages) for u in range(len(passage.units))]
-    return [(-p, -u) for score, _, p, u in sorted(places, reverse=True)[:count] if score > 0]
+    """The ``count`` places most about the question (:func:`aboutness`), best first, the earliest among equals."""
+    places = [(aboutness(question, passage, u), -p, -u) for p, passage in enumerate(passages)
+              for u in range(len(passage.units))]
+    return [(-p, -u) for (score, _), p, u in sorted(places, reverse=True)[:count] if score > 0]
 
 
 def _words(text: str) -> list[str]:
