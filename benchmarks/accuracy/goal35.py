@@ -33,10 +33,10 @@ from benchmarks.accuracy.goal import Verdict
 from memread.bench import whole_read
 from memread.bench.compare import pairs
 from memread.bench.docqa import KINDS
-from memread.bench.docqa_report import figures, whole_reads
+from memread.bench.docqa_report import figures, paired_on_questions, whole_reads
 from memread.bench.methods import method_label
 from memread.bench.results import ResultsFolder
-from memread.bench.stats import PairedDifference, paired
+from memread.bench.stats import PairedDifference
 
 NEW = "evidence"
 REAL = 0.05  # McNemar p below which a paired difference counts as real
@@ -134,14 +134,7 @@ def accuracy_criteria(results: Results) -> list[Verdict]:
 
 
 def _docqa_pair(results: Results, a: str, b: str, docs: Sequence[str] | None = None) -> PairedDifference | None:
-    score_a = {r["docqa"]["id"]: float(r.get("score") or 0.0) for r in results.of(DOCQA, a, docs)
-               if r.get("status") != "n/a"}
-    score_b = {r["docqa"]["id"]: float(r.get("score") or 0.0) for r in results.of(DOCQA, b, docs)
-               if r.get("status") != "n/a"}
-    shared = sorted(score_a.keys() & score_b.keys())
-    if not shared:
-        return None
-    return paired([score_a[q] for q in shared], [score_b[q] for q in shared], seed="docqa|all")
+    return paired_on_questions(results.of(DOCQA, a, docs), results.of(DOCQA, b, docs))
 
 
 def _hqa_pair(results: Results, prefix: str, length: int, a: str, b: str) -> PairedDifference | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from memread.bench import whole_read
 from memread.bench.docqa import DOCS, KINDS
-from memread.bench.stats import paired, wilson
+from memread.bench.stats import PairedDifference, paired, wilson
 
 SPLITS = ("design", "held-out")
 
@@ -98,14 +98,22 @@ def figures(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _pair(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]], split: str) -> dict[str, Any] | None:
+def paired_on_questions(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]],
+                        split: str = "all") -> PairedDifference | None:
+    """Method ``a``'s docqa records minus ``b``'s, on the questions (of ``split``, or all) both answered."""
     score_a = {r["docqa"]["id"]: float(r.get("score") or 0.0) for r in a if r.get("status") != "n/a"}
     score_b = {r["docqa"]["id"]: float(r.get("score") or 0.0) for r in b if r.get("status") != "n/a"}
     split_of = {r["docqa"]["id"]: r["docqa"]["split"] for r in [*a, *b]}
     shared = sorted(q for q in score_a.keys() & score_b.keys() if split == "all" or split_of[q] == split)
     if not shared:
         return None
-    result = paired([score_a[q] for q in shared], [score_b[q] for q in shared], seed=f"docqa|{split}")
+    return paired([score_a[q] for q in shared], [score_b[q] for q in shared], seed=f"docqa|{split}")
+
+
+def _pair(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]], split: str) -> dict[str, Any] | None:
+    result = paired_on_questions(a, b, split)
+    if result is None:
+        return None
     return {"n": result.n, "accuracy_a": result.mean_a, "accuracy_b": result.mean_b, "difference": result.difference,
             "interval": result.interval.to_list(), "a_better": result.a_better, "b_better": result.b_better,
             "p": result.p_value}
