@@ -305,9 +305,27 @@ def test_a_last_question_may_be_answered_by_its_items_header() -> None:
 
 
 def test_an_echo_is_an_answer_made_of_the_questions_own_words_only() -> None:
-    assert answer.echoes("FAIL", "What is the first test reported as FAIL?")
-    assert not answer.echoes("declare-target-1.f90", "What is the first test reported as FAIL?")
-    assert not answer.echoes("", "What?")
+    assert reading.echoes("FAIL", "What is the first test reported as FAIL?")
+    assert not reading.echoes("declare-target-1.f90", "What is the first test reported as FAIL?")
+    assert not reading.echoes("", "What?")
+    assert reading.repeats_question("Sway", "Which package provides the Sway window manager?")
+    assert not reading.repeats_question("Arthur's Magazine", "Which came first, Arthur's Magazine or Time?")
+
+
+def test_a_step_answer_that_only_repeats_the_question_keeps_nothing() -> None:
+    """The model answers a word of the question at every passage; the select step, shown the line most about the
+    question, would answer from it: nothing is kept, and the document does not say."""
+
+    def reply(request: ChatRequest) -> str:
+        return ("Sway}" if "[Passage" in request.messages[-1].content else "Plotting}")
+
+    backend = FakeBackend(reply, continues_replies=True)
+    events: list[Event] = []
+    question = "Which add-on draws the Sway figures?"
+    results = Loop(backend, [question], Settings(strategy="evidence"), sinks=[events.append]).run(manual_chunks())
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    assert steps and all(s.decisions.get("found") is None for s in steps if "answer" in s.decisions)
+    assert results[0].answer == answer.DOES_NOT_SAY
 
 
 @pytest.mark.parametrize(("question", "names"), [

@@ -297,6 +297,8 @@ class EvidenceStrategy(Strategy):
             self._keep(shown, [u for _, u in lines], evidence, step)
             support = max((reading.support(question, shown, u) for _, u in lines), default=0)
             return {"answer": said.strip().strip(".").lower(), "step": step, "support": support}, []
+        if reading.repeats_question(said, question):  # "sway" for "… the Sway window manager?" (own-absent-04)
+            return None, [f"the answer {said[:60]!r} only repeats the question"]
         places = [u for _, u in reading.holding(said, [shown]) if not reading.numbering_only(said, shown.units[u])]
         if not places:
             # The model's answer is not the passage's (it mixed two lines: "binutils-multiarch (2.30-3)"): the line

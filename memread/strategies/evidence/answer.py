@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memread.strategies.evidence.reading import NONE_ANSWERS, snap
+from memread.strategies.evidence.reading import NONE_ANSWERS, echoes, snap
 
 DOES_NOT_SAY = "The document does not say."
 FINAL_INSTRUCTION = (
@@ -68,12 +68,6 @@ def settle_lookup(answer: str, evidence_text: str, found: str | None) -> str:
 def never_mentioned(names: Iterable[str]) -> str:
     """The answer to a question about names the document does not hold anywhere."""
     return f"{DOES_NOT_SAY[:-1]}: it never mentions {', '.join(names)}."
-
-
-def echoes(answer: str, question: str) -> bool:
-    """Whether ``answer`` is made only of the question's own words ("FAIL" for "… reported as FAIL?")."""
-    words = set(re.findall(r"\w+", answer.lower()))
-    return bool(words) and words <= set(re.findall(r"\w+", question.lower()))
 
 
 def settle_item(answer: str, item: str, question: str, head: str = "") -> str:

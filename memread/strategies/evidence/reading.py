@@ -106,6 +106,20 @@ def yes_no(question: str, answer: str | None = None) -> bool:
     return answer is None or answer.strip().strip(".").lower() in ("yes", "no")
 
 
+def echoes(answer: str, question: str) -> bool:
+    """Whether ``answer`` is made only of the question's own words ("FAIL" for "… reported as FAIL?")."""
+    words = set(re.findall(r"\w+", answer.lower()))
+    return bool(words) and words <= set(re.findall(r"\w+", question.lower()))
+
+
+def repeats_question(answer: str, question: str) -> bool:
+    """Whether a step's answer only echoes the question, naming nothing it does not ("sway" for "Which package
+    provides the Sway window manager?"): no answer. Keeping the line most about the question instead let the
+    select step answer from a neighbour's (the design set's own absent question own-absent-04 was answered
+    `xfwm`, from xfwm4's "window manager"). Not when the question offers its answers ("…, A or B?")."""
+    return echoes(answer, question) and re.search(r"\bor\b", question, re.IGNORECASE) is None
+
+
 def best_lines(question: str, passages: Sequence[Shown], count: int = 2) -> list[tuple[int, int]]:
     """The ``count`` places most about the question (:func:`aboutness`), best first, the earliest among equals."""
     places = [(aboutness(question, passage, u), -p, -u) for p, passage in enumerate(passages)
