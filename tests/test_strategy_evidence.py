@@ -161,6 +161,30 @@ def test_a_questions_identifiers_are_anchors_as_phrases() -> None:
     assert "xpass" in collect.anchors("How many XPASS results are listed?")
 
 
+CHANGELOG = ("tool (2.0-2) unstable; urgency=low\n\n  * Fix the build on hurd.\n  * Update the docs.\n\n"
+             " -- Ann Example <ann@example.org>  Sat, 07 Jan 2012 09:07:25 +0100\n\n"
+             "tool (2.0-1) unstable; urgency=low\n\n  * Don't bump the soversion (revert the change in 1.9-3).\n"
+             "  * Recognize Go.\n\n -- Bob Example <bob@example.org>  Tue, 03 Jan 2012 06:06:20 +0100\n\n"
+             "tool (1.9-3) unstable; urgency=low\n\n  * Bump the soversion.\n\n"
+             " -- Bob Example <bob@example.org>  Sun, 01 Jan 2012 10:00:00 +0100\n")
+
+
+def test_a_passage_that_begins_inside_a_record_is_read_under_the_records_first_line() -> None:
+    from memread.strategies.evidence.ranking import Passages, open_record
+
+    chunks = list(Chunker(CharTokenizer(), 100).chunks([Segment(CHANGELOG, Provenance("changelog", line_start=1))]))
+    cut = next(c.index for c in chunks if c.text.startswith("  * Don't bump"))
+    assert chunks[cut - 1].text.startswith("tool (2.0-1)")  # the boundary fell between the header and its items
+    passages = Passages(chunks)
+    assert passages.contexts[cut] == "tool (2.0-1) unstable; urgency=low"
+    assert "tool (2.0-1)" in passages.labels[cut]  # the model is shown which entry the items are of
+    question = "The 2.0-1 upload reverts a change made in an earlier upload. On what date was that earlier upload made?"
+    assert passages.rank(question, [], skip=set(), limit=1)[0][0] == cut  # its items, where the answer is
+    # Lines aligned in columns (a program's output) are no record: an indented line that is not a list item
+    assert open_record(units("Profile:  /usr/sbin/dhclient\nSeverity: 2\n"), units("   Raid Devices : 2\n")) == ""
+    passages.close()
+
+
 def test_headings_are_grouped_by_numbering_and_scoped_under_a_named_section() -> None:
     text = ("1.1. Package tools\n\n1.2. Package lint tools\n\n1.2.1. lintian\n\n1.2.2. debdiff\n\n"
             "1.2.3. duck\n\n1.3. Helpers\n\n1.3.1. debhelper\n")

@@ -20,7 +20,7 @@ from memread.document import Chunk
 from memread.fulltext import FullTextIndex
 from memread.recall import query_terms
 from memread.strategies.evidence.boilerplate import Boilerplate, detect
-from memread.strategies.evidence.units import HEADING, Unit, heading_key, units
+from memread.strategies.evidence.units import HEADING, LINE, Unit, heading_key, units
 
 CANDIDATES = 200  # best matches asked of the index per query
 _BATCH = 256  # chunks indexed per transaction
@@ -56,11 +56,15 @@ class Passages:
 
     def _indexed(self) -> Iterator[tuple[int, str]]:
         """Each chunk's indexed text (its context, then its readable units), its label and context noted."""
-        section = ""
+        section, record, previous, source = "", "", (), None
         for chunk in self._chunks():
             found = units(chunk.text, boilerplate=self.boilerplate, headings=self.titles)
-            context = self._page_context(chunk) or section
+            same_file = bool(chunk.spans) and chunk.spans[0].source == source
+            record = open_record(previous, found, record) if same_file else ""
+            source = chunk.spans[-1].source if chunk.spans else None
+            context = " · ".join(part for part in (self._page_context(chunk) or section, record) if part)
             self.contexts.append(context)
+            previous = found
             self.labels.append(_place(chunk) + (f" · {context}" if context else ""))
             headings = [unit.text for unit in found if unit.kind == HEADING]
             if headings:
@@ -136,6 +140,23 @@ class Passages:
     def close(self) -> None:
         self.store.close()
         self._db.close()
+
+
+_ITEM = re.compile(r"[-*+•]\s")  # a list item's mark
+
+
+def open_record(previous: Sequence[Unit], found: Sequence[Unit], carried: str = "") -> str:
+    """The first line of the record a chunk begins inside of, when a chunk boundary cut one: the chunk opens with
+    an indented list item, and the last line of the chunk before that is not indented is that record's (a changelog
+    entry's header, ``binutils (2.22-4) unstable``, above items the next chunk holds: design question
+    binutils-changelog-04 never read the items its version named). ``carried``: the previous chunk's own."""
+    first = next((unit for unit in found if unit.readable), None)
+    if first is None or first.kind != LINE or first.indent == 0 or not _ITEM.match(first.text):
+        return ""  # (lines aligned in columns, "  Raid Devices : 2" in a program's output, are no record's items)
+    for unit in reversed(previous):
+        if unit.readable and unit.indent == 0:
+            return unit.text if unit.kind == LINE and not unit.heading else ""
+    return carried  # the whole chunk before is inside the record too
 
 
 def _place(chunk: Chunk) -> str:
