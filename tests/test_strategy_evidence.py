@@ -15,7 +15,7 @@ from memread.document import Chunk, Provenance, Segment
 from memread.events import Event, StepFinished
 from memread.loop import LaneResult, Loop
 from memread.settings import Settings
-from memread.strategies.evidence import EvidenceStrategy, answer, boilerplate, collect, reading
+from memread.strategies.evidence import EvidenceStrategy, answer, boilerplate, collect, keeping, reading
 from memread.strategies.evidence.units import BOILERPLATE, HEADING, LINE, SENTENCE, units
 from memread.tokens import CharTokenizer
 
@@ -172,12 +172,21 @@ CHANGELOG = ("tool (2.0-2) unstable; urgency=low\n\n  * Fix the build on hurd.\n
 def test_a_passage_that_begins_inside_a_record_is_read_under_the_records_first_line() -> None:
     from memread.strategies.evidence.ranking import Passages, open_record
 
-    chunks = list(Chunker(CharTokenizer(), 100).chunks([Segment(CHANGELOG, Provenance("changelog", line_start=1))]))
+    chunks = list(Chunker(CharTokenizer(), 190).chunks([Segment(CHANGELOG, Provenance("changelog", line_start=1))]))
     cut = next(c.index for c in chunks if c.text.startswith("  * Don't bump"))
-    assert chunks[cut - 1].text.startswith("tool (2.0-1)")  # the boundary fell between the header and its items
+    assert chunks[cut - 1].text.endswith("tool (2.0-1) unstable; urgency=low\n\n")  # cut from its items
     passages = Passages(chunks)
-    assert passages.contexts[cut] == "tool (2.0-1) unstable; urgency=low"
-    assert "tool (2.0-1)" in passages.labels[cut]  # the model is shown which entry the items are of
+    assert passages.records[cut] == "tool (2.0-1) unstable; urgency=low"
+    strategy = EvidenceStrategy(Settings(strategy="evidence"))
+    strategy._passages = passages
+    shown = strategy._shown(cut)
+    assert shown.text().startswith("tool (2.0-1) unstable; urgency=low\n* Don't bump")  # shown above its items
+    every = passages.units(cut)
+    heads = [keeping.entry(chunks[cut], every, i, "", step=1, how="answer", record=passages.records[cut])["head"]
+             for i in range(len(every))]
+    assert every[-1].text == "tool (1.9-3) unstable; urgency=low"  # the passage holds the next entry's header too
+    assert heads[0] == heads[-2] == "tool (2.0-1) unstable; urgency=low"  # its items and trailer: the chunk before's
+    assert heads[-1] == ""  # not the next entry's header
     question = "The 2.0-1 upload reverts a change made in an earlier upload. On what date was that earlier upload made?"
     assert passages.rank(question, [], skip=set(), limit=1)[0][0] == cut  # its items, where the answer is
     # Lines aligned in columns (a program's output) are no record: an indented line that is not a list item

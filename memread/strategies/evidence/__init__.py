@@ -229,7 +229,8 @@ class EvidenceStrategy(Strategy):
         return StepPlan(reading.step_prompt(question, [shown], ""), REPLY_TOKENS, reply_start=reading.REPLY_START)
 
     def _shown(self, index: int) -> reading.Shown:
-        return reading.Shown(index, self.passages.labels[index], self.passages.readable(index))
+        return reading.Shown(index, self.passages.labels[index], self.passages.readable(index),
+                             self.passages.records[index])
 
     def read_reply(self, lane: int, question: str, state: State, chunk: Chunk,
                    completion: Completion) -> StepResult:
@@ -318,14 +319,12 @@ class EvidenceStrategy(Strategy):
 
     def _keep(self, shown: reading.Shown, positions: Iterable[int], evidence: list[dict[str, Any]],
               step: int, how: str = "answer") -> None:
-        every = list(self.passages.units(shown.chunk))
-        for u in positions:
-            unit = shown.units[u]
-            if keeping.covered(evidence, shown.chunk, unit):
-                continue
+        index, passages = shown.chunk, self.passages
+        every = list(passages.units(index))
+        for unit in (shown.units[u] for u in positions if not keeping.covered(evidence, index, shown.units[u])):
             position = next(i for i, other in enumerate(every) if other.start == unit.start)
-            evidence.append(keeping.entry(self.passages.get(shown.chunk), every, position,
-                                          self.passages.contexts[shown.chunk], step=step, how=how))
+            evidence.append(keeping.entry(passages.get(index), every, position, passages.contexts[index], step=step,
+                                          how=how, record=passages.records[index]))
 
     def _select(self, question: str, state: State, completion: Completion) -> StepResult:
         """The round's check: shown only the lines its answers came from, does the model answer from them? Yes

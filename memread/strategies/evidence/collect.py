@@ -272,7 +272,8 @@ def _units_of(passages: Any, chunks: Iterable[int], *,
         for position, unit in enumerate(every):
             if not unit.readable or (headings_only and unit.kind != HEADING):
                 continue
-            yield keeping.entry(chunk, every, position, passages.contexts[index], step=1, how="collected"), unit
+            yield keeping.entry(chunk, every, position, passages.contexts[index], step=1, how="collected",
+                                record=passages.records[index]), unit
 
 
 def step_prompt(question: str, groups: str) -> str:

@@ -25,8 +25,11 @@ _POINTS_BACK = re.compile(r"(?:It|Its|This|These|That|Those|They|Their|He|She|Hi
                           r"The former|Here|There)\b")
 
 
-def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, step: int, how: str) -> Entry:
-    """The entry for unit ``position`` of ``found`` (the chunk's units): the unit, with what completes it."""
+def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, step: int, how: str,
+          record: str = "") -> Entry:
+    """The entry for unit ``position`` of ``found`` (the chunk's units): the unit, with what completes it.
+    ``record``: the first line of the record the chunk begins inside of, the head of the units before the
+    chunk's first line that is not indented."""
     unit = found[position]
     first = last = position
     same = [i for i, other in enumerate(found) if other.block == unit.block and other.readable]
@@ -55,7 +58,7 @@ def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, s
     start, end = found[first].start, found[last].end
     spans = chunk.locate(start, end)
     return {"chunk": chunk.index, "start": start, "end": end, "text": one_line(chunk.text[start:end]),
-            "head": _head(found, first) or context, "where": "; ".join(span.describe() for span in spans),
+            "head": _head(found, first) or (record if _opening(found, first) else "") or context, "where": "; ".join(span.describe() for span in spans),
             "spans": [span.to_dict() for span in spans], "step": step, "how": how}
 
 
@@ -71,6 +74,11 @@ def _head(found: Sequence[Unit], position: int) -> str:
         if unit.indent > 0 and other.indent < unit.indent and other.kind == LINE:
             return other.text
     return ""
+
+
+def _opening(found: Sequence[Unit], position: int) -> bool:
+    """Whether unit ``position`` comes before the chunk's first readable unit that is not indented."""
+    return all(unit.indent > 0 or not unit.readable for unit in found[:position + 1])
 
 
 def covered(entries: Iterable[Mapping[str, Any]], chunk: int, unit: Unit) -> bool:

@@ -39,6 +39,7 @@ class Passages:
         self.boilerplate: Boilerplate = detect(self._chunks())
         self.labels: list[str] = []
         self.contexts: list[str] = []
+        self.records: list[str] = []  # the first line of the record a chunk begins inside of (open_record)
         self._units: dict[int, tuple[Unit, ...]] = {}
         self._unheld: dict[tuple[str, ...], list[str]] = {}
         # What a reader sees of each chunk, indexed apart (a private temporary database, as the store's).
@@ -55,21 +56,24 @@ class Passages:
             yield self.store.get(index)
 
     def _indexed(self) -> Iterator[tuple[int, str]]:
-        """Each chunk's indexed text (its context, then its readable units), its label and context noted."""
-        section, record, previous, source = "", "", (), None
+        """Each chunk's indexed text (its context, the record it begins inside of, its readable units), its label,
+        context and record noted."""
+        section, record, source = "", "", None
+        previous: Sequence[Unit] = ()
         for chunk in self._chunks():
             found = units(chunk.text, boilerplate=self.boilerplate, headings=self.titles)
             same_file = bool(chunk.spans) and chunk.spans[0].source == source
             record = open_record(previous, found, record) if same_file else ""
             source = chunk.spans[-1].source if chunk.spans else None
-            context = " · ".join(part for part in (self._page_context(chunk) or section, record) if part)
+            context = self._page_context(chunk) or section
             self.contexts.append(context)
+            self.records.append(record)
             previous = found
             self.labels.append(_place(chunk) + (f" · {context}" if context else ""))
             headings = [unit.text for unit in found if unit.kind == HEADING]
             if headings:
                 section = headings[-1]
-            yield chunk.index, context + "\n" + "\n".join(unit.text for unit in found if unit.readable)
+            yield chunk.index, "\n".join([context, record, *(unit.text for unit in found if unit.readable)])
 
     def __len__(self) -> int:
         return len(self.store)

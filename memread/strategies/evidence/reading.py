@@ -35,9 +35,10 @@ class Shown:
     chunk: int
     label: str
     units: tuple[Unit, ...]
+    record: str = ""  # the first line of the record the passage begins inside of, shown above it
 
     def text(self) -> str:
-        return "\n".join(unit.text for unit in self.units)
+        return "\n".join([self.record] * bool(self.record) + [unit.text for unit in self.units])
 
 
 def step_prompt(question: str, passages: Sequence[Shown], evidence: str) -> str:
