@@ -343,6 +343,7 @@ def test_an_echo_is_an_answer_made_of_the_questions_own_words_only() -> None:
     assert not reading.echoes("", "What?")
     assert reading.repeats_question("Sway", "Which package provides the Sway window manager?")
     assert not reading.repeats_question("Arthur's Magazine", "Which came first, Arthur's Magazine or Time?")
+    assert not reading.repeats_question("Blackpool Football Club", "Which football club is based in Blackpool?")
 
 
 def test_a_step_answer_that_only_repeats_the_question_keeps_nothing() -> None:

@@ -114,11 +114,16 @@ def echoes(answer: str, question: str) -> bool:
 
 
 def repeats_question(answer: str, question: str) -> bool:
-    """Whether a step's answer only echoes the question, naming nothing it does not ("sway" for "Which package
+    """Whether a step's answer only repeats words the question says, as it says them ("sway" for "Which package
     provides the Sway window manager?"): no answer. Keeping the line most about the question instead let the
     select step answer from a neighbour's (the design set's own absent question own-absent-04 was answered
-    `xfwm`, from xfwm4's "window manager"). Not when the question offers its answers ("…, A or B?")."""
-    return echoes(answer, question) and re.search(r"\bor\b", question, re.IGNORECASE) is None
+    `xfwm`, from xfwm4's "window manager"). Its words in another order name something new ("Blackpool Football
+    Club" for "… what football club … based in Blackpool?", HotpotQA design sample 2); and a question that offers
+    its answers ("…, A or B?") is answered by one of its own words."""
+    said, asked = re.findall(r"\w+", answer.lower()), re.findall(r"\w+", question.lower())
+    if not said or re.search(r"\bor\b", question, re.IGNORECASE):
+        return False
+    return any(asked[i:i + len(said)] == said for i in range(len(asked) - len(said) + 1))
 
 
 def best_lines(question: str, passages: Sequence[Shown], count: int = 2) -> list[tuple[int, int]]:
