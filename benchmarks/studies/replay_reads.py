@@ -1,0 +1,146 @@
+"""Which recorded design reads can a change to `evidence` alter? Replays them with the model's own replies.
+
+A docqa run's ``results.jsonl`` records, for each question, the passages each step read and the model's reply to
+it. Reading is deterministic given the replies (temperature 0), so feeding those replies back, in order, through
+the code as it is now shows without a model whether the change reads the same passages in the same order and
+settles the same answer: where it does, and no prompt changed, the model would reply as before and the result
+stands; where it diverges, the question must be read again with the model. Only the design questions
+(docqa's even-numbered ones) are replayed: a held-out question's read is not looked at.
+
+    python -m benchmarks.studies.replay_reads FOLDER [--model M] [--prompts FILE.json] [--against FILE.json]
+                                             [--out FILE.md]
+
+The prompts are not recorded, so whether the current code shows the model the same text is told by comparing
+with a replay by the code the run used: ``--prompts`` writes each question's prompts' digests, and ``--against``
+compares with a file written so by the older code (``PYTHONPATH=WORKTREE python benchmarks/studies/
+replay_reads.py FOLDER --prompts old.json`` runs this script on a worktree's ``memread``).
+
+FOLDER is a ``memread bench docqa --methods evidence`` folder (its ``results.jsonl`` quotes the documents, so
+it stays on the machine that ran it); the documents are docqa's (``MEMREAD_DOCQA_DIR`` for a cache of them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks._helpers.result_files import emit
+
+
+def recorded(folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(result, score) of each design question's `evidence` read in ``folder``."""
+    results = (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    scores = (folder / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    for line, score_line in zip(results, scores, strict=True):
+        score = json.loads(score_line)
+        if score.get("method") == "evidence" and score.get("docqa", {}).get("split") == "design":
+            yield json.loads(line), score
+
+
+def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokenizer: Any) -> dict[str, Any]:
+    """The read of ``result``'s question by the current code, each model call answered with the recorded reply."""
+    from memread.backends.fake import FakeBackend
+    from memread.errors import BackendError
+    from memread.events import StepFinished
+    from memread.loop import Loop
+    from memread.settings import Settings
+
+    replies = iter([str(step["reply"]) for step in result["steps"]] + [str(result["reply"])])
+    start = "\\boxed{"  # the reply was begun for the model; the backend's reply continues it
+
+    prompts: list[str] = []
+
+    def reply(request: Any) -> str:
+        prompts.append(hashlib.sha256(request.messages[-1].content.encode()).hexdigest()[:16])
+        said = next(replies, None)
+        if said is None:
+            raise LookupError("the replay needs more model calls than were recorded")
+        return said[len(start):] if said.startswith(start) else said
+
+    events: list[Any] = []
+    loop = Loop(FakeBackend(reply, continues_replies=True, tokenizer=tokenizer), [result["question"]],
+                Settings(strategy="evidence"), sinks=[events.append])
+    loop.strategy.observe_document(document)
+    try:
+        answer = loop.run(list(chunks))[0].answer
+    except BackendError:  # it read on past the recorded replies: another read
+        answer = None
+    return {"read": [e.chunk.index for e in events if isinstance(e, StepFinished)], "answer": answer,
+            "prompts": prompts}
+
+
+def rows(folder: Path, model: str | None) -> list[dict[str, Any]]:
+    from memread.backends.llamacpp import LlamaTokenizer
+    from memread.bench import docqa
+    from memread.chunk import Chunker
+    from memread.ingest import open_document
+    from memread.models import resolve
+    from memread.strategies.evidence import EvidenceStrategy
+
+    tokenizer = LlamaTokenizer(resolve(model, pull=False))
+    documents: dict[str, tuple[Any, list[Any]]] = {}
+    found = []
+    for result, score in recorded(folder):
+        name = score["docqa"]["doc"]
+        if name not in documents:
+            document = open_document(str(docqa.document_path(name)))
+            chunker = Chunker(tokenizer, EvidenceStrategy.default_chunk_tokens)
+            documents[name] = (document, list(chunker.chunks(document.segments())))
+        now = replay(result, *documents[name], tokenizer)
+        before = [step["chunk"] for step in result["steps"]]
+        same = next((i for i, (a, b) in enumerate(zip(before, now["read"], strict=False)) if a != b), None)
+        if same is None and len(before) != len(now["read"]):
+            same = min(len(before), len(now["read"]))
+        found.append({"id": score["docqa"]["id"], "score": score["score"], "steps": len(before),
+                      "diverges": same, "answer": result["prediction"], "now": now["answer"],
+                      "prompts": now["prompts"]})
+    return found
+
+
+def table(found: Sequence[dict[str, Any]], against: dict[str, list[str]] | None = None) -> str:
+    lines = ["| question | right then | steps | replayed | prompts | answer then | answer now |",
+             "|---|---|---|---|---|---|---|"]
+    stands = 0
+    for row in found:
+        replayed = "same passages" if row["diverges"] is None else f"diverges at step {row['diverges'] + 1}"
+        shown = "not compared" if against is None else (
+            "same" if against.get(row["id"]) == row["prompts"] else "changed")
+        now = "—" if row["diverges"] is not None else row["now"]
+        stands += row["diverges"] is None and row["now"] == row["answer"] and shown == "same"
+        lines.append(f"| {row['id']} | {'yes' if row['score'] else 'no'} | {row['steps']} | {replayed} | {shown} | "
+                     f"{_cell(row['answer'])} | {_cell(now)} |")
+    if against is None:
+        lines += ["", "Prompts not compared (`--against`): a read with the same passages may still show them "
+                      "differently."]
+    else:
+        lines += ["", f"Same passages, prompts and answer: {stands} of {len(found)}; the others must be read again "
+                      "with the model."]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: Any) -> str:
+    return " ".join(str(text).split())[:60].replace("|", "\\|")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--model", help="the model whose tokenizer cut the passages (default: memread's)")
+    parser.add_argument("--prompts", type=Path, help="write each question's prompts' digests here (JSON)")
+    parser.add_argument("--against", type=Path, help="compare the prompts with those written so by other code")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    found = rows(args.folder, args.model)
+    if args.prompts:
+        args.prompts.write_text(json.dumps({row["id"]: row["prompts"] for row in found}, indent=1) + "\n",
+                                encoding="utf-8")
+    against = json.loads(args.against.read_text(encoding="utf-8")) if args.against else None
+    return emit(table(found, against), args.out)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

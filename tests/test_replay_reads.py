@@ -1,0 +1,73 @@
+"""benchmarks/studies/replay_reads.py: a recorded `evidence` read fed its own replies again (no model here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.studies import replay_reads
+from memread.backends.fake import FakeBackend
+from memread.chunk import Chunker
+from memread.document import Chunk, Provenance, Segment
+from memread.events import StepFinished
+from memread.loop import Loop
+from memread.settings import Settings
+from memread.tokens import CharTokenizer
+
+PAGES = ["The history file keeps entries: the default value of history_size is 1000.",
+         *(f"Filler page {n} about matrices and vectors." for n in range(2, 9))]
+QUESTION = "What is the default value of history_size?"
+
+
+class Document:  # what the replay asks of a document: its outline
+    outline: list[object] = []
+
+
+def chunks() -> list[Chunk]:
+    segments = [Segment(text + "\n\n", Provenance("manual.pdf", page=n)) for n, text in enumerate(PAGES, 1)]
+    return list(Chunker(CharTokenizer(), 120).chunks(segments))
+
+
+def recorded_read() -> dict[str, Any]:
+    """A read as `memread bench docqa` records it, by a scripted model."""
+    events: list[object] = []
+    backend = FakeBackend(lambda request: "1000}", continues_replies=True)
+    result = Loop(backend, [QUESTION], Settings(strategy="evidence"), sinks=[events.append]).run(chunks())[0]
+    steps = [e for e in events if isinstance(e, StepFinished)]
+    return {"question": QUESTION, "prediction": result.answer, "reply": "\\boxed{1000}",
+            "steps": [{"chunk": e.chunk.index, "reply": "\\boxed{1000}"} for e in steps]}
+
+
+def test_a_read_fed_its_own_replies_reads_the_same_passages_and_answers_the_same() -> None:
+    result = recorded_read()
+    now = replay_reads.replay(result, Document(), chunks(), CharTokenizer())
+    assert now["read"] == [step["chunk"] for step in result["steps"]]
+    assert now["answer"] == result["prediction"] == "1000"
+    assert len(now["prompts"]) == len(result["steps"]) + 1
+
+
+def test_a_read_that_needs_more_replies_than_recorded_is_another_read() -> None:
+    result = {**recorded_read(), "steps": [], "reply": "\\boxed{1000}"}  # the replies of a read that stopped at once
+    now = replay_reads.replay(result, Document(), chunks(), CharTokenizer())
+    assert now["answer"] is None
+
+
+def test_only_design_questions_are_replayed(tmp_path: Path) -> None:
+    rows = [("octave-pdf-02", "design"), ("octave-pdf-01", "acceptance"), ("octave-pdf-04", "design")]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps({"n": n}) + "\n" for n in range(3)))
+    (tmp_path / "scores.jsonl").write_text("".join(
+        json.dumps({"method": "evidence", "docqa": {"id": q, "split": split}}) + "\n" for q, split in rows))
+    assert [result["n"] for result, _ in replay_reads.recorded(tmp_path)] == [0, 2]
+
+
+def test_the_table_says_which_reads_stand_and_which_must_be_read_again() -> None:
+    found = [{"id": "a-02", "score": 1.0, "steps": 9, "diverges": None, "answer": "1000", "now": "1000",
+              "prompts": ["x"]},
+             {"id": "a-04", "score": 0.0, "steps": 9, "diverges": 0, "answer": "5", "now": None, "prompts": ["y"]},
+             {"id": "a-06", "score": 1.0, "steps": 9, "diverges": None, "answer": "7", "now": "7", "prompts": ["z"]}]
+    text = replay_reads.table(found, {"a-02": ["x"], "a-04": ["y"], "a-06": ["w"]})
+    assert "| a-04 | no | 9 | diverges at step 1 | same | 5 | — |" in text
+    assert "| a-06 | yes | 9 | same passages | changed | 7 | 7 |" in text
+    assert "Same passages, prompts and answer: 1 of 3" in text
+    assert "Prompts not compared" in replay_reads.table(found)
