@@ -299,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bench", type=Path, default=Path("benchmarks/results/bench"))
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-q4_0")
     parser.add_argument("--ask", type=Path, default=Path("benchmarks/results/ask-manual-batched.json"))
-    parser.add_argument("--candidate", help="a later frozen evidence whose folders are PREFIX-CANDIDATE-MODEL (v8)")
+    parser.add_argument("--candidate", help="a later frozen evidence whose folders are PREFIX-CANDIDATE-MODEL (v9)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     return emit(report(Results(args.bench, args.model, args.ask, args.candidate), args.model), args.out)
