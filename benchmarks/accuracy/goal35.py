@@ -102,7 +102,8 @@ def _docqa_figures(results: Results, method: str) -> dict[str, Any] | None:
     own = results.of(DOCQA, method)
     if not own:
         return None
-    return next(iter(figures(own)["methods"].values()))
+    found: dict[str, Any] = next(iter(figures(own)["methods"].values()))
+    return found
 
 
 def _share(entry: dict[str, Any]) -> str:
@@ -172,7 +173,7 @@ def median_cost(results: Results) -> Verdict:
     criterion = "median question ≤ 0.2× a whole read of its document (aggregates excepted)"
     found = _docqa_figures(results, NEW)
     median = found["seconds"]["whole_reads_median_no_aggregates"] if found else None
-    if median is None:
+    if found is None or median is None:
         return Verdict(criterion, "not measured", True, "no timed `evidence` records on docqa")
     return Verdict(criterion, "met" if median <= 0.2 else "not met", results.n(DOCQA, NEW) < 45,
                    f"{median:.2f}× (median {found['seconds']['median']:.0f} s a question)")
