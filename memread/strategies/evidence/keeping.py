@@ -57,8 +57,9 @@ def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, s
         last += 1
     start, end = found[first].start, found[last].end
     spans = chunk.locate(start, end)
+    head = _head(found, first) or (record if _opening(found, first) else "") or context
     return {"chunk": chunk.index, "start": start, "end": end, "text": one_line(chunk.text[start:end]),
-            "head": _head(found, first) or (record if _opening(found, first) else "") or context, "where": "; ".join(span.describe() for span in spans),
+            "head": head, "where": "; ".join(span.describe() for span in spans),
             "spans": [span.to_dict() for span in spans], "step": step, "how": how}
 
 

@@ -38,7 +38,7 @@ class Shown:
     record: str = ""  # the first line of the record the passage begins inside of, shown above it
 
     def text(self) -> str:
-        return "\n".join([self.record] * bool(self.record) + [unit.text for unit in self.units])
+        return "\n".join(([self.record] if self.record else []) + [unit.text for unit in self.units])
 
 
 def step_prompt(question: str, passages: Sequence[Shown], evidence: str) -> str:
