@@ -69,6 +69,11 @@ def write(out: str | Path, *, title: str, body: str, data: dict[str, Any], load_
     return json_path, md_path
 
 
+def cell(text: Any, width: int) -> str:
+    """``text`` as one table cell: on one line, at most ``width`` characters, its pipes escaped."""
+    return " ".join(str(text).split())[:width].replace("|", "\\|")
+
+
 def table(header: list[str], rows: list[list[Any]]) -> str:
     """A Markdown table."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -82,4 +87,3 @@ def emit(text: str, out: Path | None) -> int:
     if out is not None:
         out.write_text(text, encoding="utf-8")
     return 0
-

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks._helpers.result_files import emit
+from benchmarks._helpers.result_files import cell, emit
+from benchmarks._helpers.result_files import table as result_table
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "docqa-design-absent.jsonl"
 
@@ -58,14 +59,11 @@ def ask(question: dict[str, Any], *, strategy: str, model: str | None, threads: 
 
 
 def table(rows: Sequence[dict[str, Any]]) -> str:
-    lines = ["| question | document | strategy | answer | says absent | s |", "|---|---|---|---|---|---|"]
-    for row in rows:
-        answer = " ".join(str(row["answer"]).split())[:80].replace("|", "\\|")
-        lines.append(f"| {row['id']} | {row['doc']} | {row['strategy']} | {answer} | "
-                     f"{'yes' if row['right'] else 'no'} | {row['seconds']:.0f} |")
+    body = result_table(["question", "document", "strategy", "answer", "says absent", "s"],
+                        [[row["id"], row["doc"], row["strategy"], cell(row["answer"], 80),
+                          "yes" if row["right"] else "no", f"{row['seconds']:.0f}"] for row in rows])
     right = sum(1 for row in rows if row["right"])
-    lines += ["", f"Said absent: {right} of {len(rows)}."]
-    return "\n".join(lines) + "\n"
+    return f"{body}\n\nSaid absent: {right} of {len(rows)}.\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -28,7 +28,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks._helpers.result_files import emit
+from benchmarks._helpers.result_files import cell, emit
+from benchmarks._helpers.result_files import table as result_table
 
 
 def recorded(folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
@@ -48,9 +49,9 @@ def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokeniz
     from memread.events import StepFinished
     from memread.loop import Loop
     from memread.settings import Settings
+    from memread.strategies.evidence.reading import REPLY_START
 
     replies = iter([str(step["reply"]) for step in result["steps"]] + [str(result["reply"])])
-    start = "\\boxed{"  # the reply was begun for the model; the backend's reply continues it
 
     prompts: list[str] = []
 
@@ -59,7 +60,7 @@ def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokeniz
         said = next(replies, None)
         if said is None:
             raise LookupError("the replay needs more model calls than were recorded")
-        return said[len(start):] if said.startswith(start) else said
+        return said.removeprefix(REPLY_START)  # begun for the model; the backend's reply continues it
 
     events: list[Any] = []
     loop = Loop(FakeBackend(reply, continues_replies=True, tokenizer=tokenizer), [result["question"]],
@@ -102,28 +103,21 @@ def rows(folder: Path, model: str | None) -> list[dict[str, Any]]:
 
 
 def table(found: Sequence[dict[str, Any]], against: dict[str, list[str]] | None = None) -> str:
-    lines = ["| question | right then | steps | replayed | prompts | answer then | answer now |",
-             "|---|---|---|---|---|---|---|"]
-    stands = 0
+    rows, stands = [], 0
     for row in found:
         replayed = "same passages" if row["diverges"] is None else f"diverges at step {row['diverges'] + 1}"
         shown = "not compared" if against is None else (
             "same" if against.get(row["id"]) == row["prompts"] else "changed")
         now = "—" if row["diverges"] is not None else row["now"]
         stands += row["diverges"] is None and row["now"] == row["answer"] and shown == "same"
-        lines.append(f"| {row['id']} | {'yes' if row['score'] else 'no'} | {row['steps']} | {replayed} | {shown} | "
-                     f"{_cell(row['answer'])} | {_cell(now)} |")
+        rows.append([row["id"], "yes" if row["score"] else "no", row["steps"], replayed, shown,
+                     cell(row["answer"], 60), cell(now, 60)])
+    body = result_table(["question", "right then", "steps", "replayed", "prompts", "answer then", "answer now"], rows)
     if against is None:
-        lines += ["", "Prompts not compared (`--against`): a read with the same passages may still show them "
-                      "differently."]
-    else:
-        lines += ["", f"Same passages, prompts and answer: {stands} of {len(found)}; the others must be read again "
-                      "with the model."]
-    return "\n".join(lines) + "\n"
-
-
-def _cell(text: Any) -> str:
-    return " ".join(str(text).split())[:60].replace("|", "\\|")
+        return (f"{body}\n\nPrompts not compared (`--against`): a read with the same passages may still show them "
+                "differently.\n")
+    return (f"{body}\n\nSame passages, prompts and answer: {stands} of {len(found)}; the others must be read again "
+            "with the model.\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
