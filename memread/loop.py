@@ -310,7 +310,11 @@ class Loop:
     def _answer(self, state: dict[int, State], totals: _Totals, steps_read: int,
                 exited_at: dict[int, int | None]) -> list[LaneResult]:
         lanes = list(range(len(self.questions)))
-        for lane in lanes:
+        # A lane the strategy answers in code ("the document does not say") makes no final call: a prompt of all
+        # it kept and a reply nobody would read (benchmarks/results/answered-in-code.md).
+        own = {lane: self.strategy.answered_in_code(lane, self.questions[lane], state[lane]) for lane in lanes}
+        asked = [lane for lane in lanes if own[lane] is None]
+        for lane in asked:
             if totals.steps.get(lane) and self.strategy.memory(state[lane]).strip() in ("", NO_MEMORY):
                 # Said before the answer arrives, because nothing in the answer shows it: the model kept
                 # nothing (a gate that said "no" to every chunk, replies it could not parse), so what it
@@ -318,32 +322,47 @@ class Loop:
                 self._emit(Warned(message=f"question {lane + 1}: nothing from the document made it into the memory "
                                           f"in {totals.steps[lane]} chunk(s), so the answer comes from the "
                                           "model's own knowledge, not from the text", lane=lane))
-        plans = {lane: self.strategy.plan_final(lane, self.questions[lane], state[lane]) for lane in lanes}
+        plans = {lane: self.strategy.plan_final(lane, self.questions[lane], state[lane]) for lane in asked}
         seed = None if self.settings.seed is None else self.settings.seed + steps_read
         start = answer_start(self.backend, self.settings)
         completions, seconds = self._complete(
-            [self._request(plans[lane], seed, f"lane {lane}, answer", start) for lane in lanes], totals)
+            [self._request(plans[lane], seed, f"lane {lane}, answer", start) for lane in asked], totals) \
+            if asked else ([], 0.0)
+        replies = dict(zip(asked, completions, strict=True))
         results = []
-        for lane, completion in zip(lanes, completions, strict=True):
-            answer, boxed = final_answer(completion.text, style=self.settings.final_prompt)
-            extracted = boxed
-            answer, boxed = self.strategy.settle(lane, self.questions[lane], state[lane], answer, boxed)
-            warnings: tuple[str, ...] = ()
-            if not extracted:
-                form = "\\boxed{}" if self.settings.final_prompt == "boxed" else '\\boxed{} or "the answer is"'
-                warnings = (f"the final reply has no {form}; the whole reply is the answer",)
-            elif not answer:
-                warnings = ("the final \\boxed{} is empty",)
-            if completion.finish_reason == "length":
-                warnings += (f"the final reply hit the {plans[lane].max_tokens}-token limit",)
-            self._emit(Answered(lane=lane, question=self.questions[lane], answer=answer, reply=completion.text,
-                                boxed=boxed, prompt=plans[lane].prompt, prompt_tokens=completion.prompt_tokens,
-                                completion_tokens=completion.completion_tokens,
-                                seconds=completion.seconds or seconds, warnings=warnings))
-            results.append(LaneResult(lane=lane, question=self.questions[lane], answer=answer,
-                                      reply=completion.text, boxed=boxed, memory=self.strategy.memory(state[lane]),
+        for lane in lanes:
+            completion = replies.get(lane)
+            if completion is None:
+                answer, boxed, reply = str(own[lane]), True, ""
+                self._emit(Answered(lane=lane, question=self.questions[lane], answer=answer, reply="", boxed=True,
+                                    prompt=""))
+            else:
+                answer, boxed = self._settled(lane, state[lane], completion, plans[lane], seconds)
+                reply = completion.text
+            results.append(LaneResult(lane=lane, question=self.questions[lane], answer=answer, reply=reply,
+                                      boxed=boxed, memory=self.strategy.memory(state[lane]),
                                       steps=totals.steps[lane], exited_at=exited_at[lane]))
         return results
+
+    def _settled(self, lane: int, state: State, completion: Completion, plan: StepPlan,
+                 seconds: float) -> tuple[str, bool]:
+        """The answer of a lane's final reply, as the strategy settles it, said in an ``Answered`` event."""
+        answer, boxed = final_answer(completion.text, style=self.settings.final_prompt)
+        extracted = boxed
+        answer, boxed = self.strategy.settle(lane, self.questions[lane], state, answer, boxed)
+        warnings: tuple[str, ...] = ()
+        if not extracted:
+            form = "\\boxed{}" if self.settings.final_prompt == "boxed" else '\\boxed{} or "the answer is"'
+            warnings = (f"the final reply has no {form}; the whole reply is the answer",)
+        elif not answer:
+            warnings = ("the final \\boxed{} is empty",)
+        if completion.finish_reason == "length":
+            warnings += (f"the final reply hit the {plan.max_tokens}-token limit",)
+        self._emit(Answered(lane=lane, question=self.questions[lane], answer=answer, reply=completion.text,
+                            boxed=boxed, prompt=plan.prompt, prompt_tokens=completion.prompt_tokens,
+                            completion_tokens=completion.completion_tokens,
+                            seconds=completion.seconds or seconds, warnings=warnings))
+        return answer, boxed
 
     # --- helpers ---------------------------------------------------------------------------------------
 

@@ -71,3 +71,18 @@ def test_the_table_says_which_reads_stand_and_which_must_be_read_again() -> None
     assert "| a-06 | yes | 9 | same passages | changed | 7 | 7 |" in text
     assert "Same passages, prompts and answer: 1 of 3" in text
     assert "Prompts not compared" in replay_reads.table(found)
+
+
+def test_a_folder_without_a_run_and_prompts_from_this_same_code_are_refused(tmp_path: Path, capsys: Any) -> None:
+    import pytest
+
+    import memread
+
+    with pytest.raises(SystemExit) as refused:
+        replay_reads.main([str(tmp_path / "nowhere")])
+    assert refused.value.code == 2 and "holds no results.jsonl" in capsys.readouterr().err
+    own = tmp_path / "own.json"  # written by this code: comparing with it would say every prompt is the same
+    own.write_text(json.dumps({"memread": str(Path(memread.__file__).resolve().parent), "prompts": {}}))
+    with pytest.raises(SystemExit) as refused:
+        replay_reads.main([str(tmp_path), "--against", str(own)])
+    assert refused.value.code == 2 and "written by this same code" in capsys.readouterr().err

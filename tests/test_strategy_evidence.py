@@ -289,8 +289,21 @@ def test_an_answer_with_other_punctuation_is_settled_to_the_documents_spelling()
 
 
 def test_a_question_the_document_does_not_answer_ends_with_the_document_does_not_say() -> None:
-    results, events, _ = run(["Which CUDA version does gpuArray require?"], {})
+    from memread.events import Answered, Warned
+
+    results, events, backend = run(["Which CUDA version does gpuArray require?"], {})
     assert results[0].answer == answer.DOES_NOT_SAY
+    # said by code, so no final call, and no warning that the model answers from its own knowledge
+    assert not any("answer" in str(request.tag) for request in backend.requests)
+    assert [e.reply for e in events if isinstance(e, Answered)] == [""]
+    assert not any(isinstance(e, Warned) for e in events)
+
+
+def test_only_the_questions_code_does_not_answer_make_a_final_call() -> None:
+    results, _, backend = run(["What is the default value of history_size unless overridden?",
+                               "Which CUDA version does gpuArray require?"], {"history_size": "1000"})
+    assert [r.answer for r in results] == ["1000", answer.DOES_NOT_SAY]
+    assert [r.tag for r in backend.requests if "answer" in str(r.tag)] == ["lane 0, answer"]
 
 
 def test_a_how_many_question_stated_in_a_passage_is_answered_from_it() -> None:

@@ -12,8 +12,10 @@ stands; where it diverges, the question must be read again with the model. Only 
 
 The prompts are not recorded, so whether the current code shows the model the same text is told by comparing
 with a replay by the code the run used: ``--prompts`` writes each question's prompts' digests, and ``--against``
-compares with a file written so by the older code (``PYTHONPATH=WORKTREE python benchmarks/studies/
-replay_reads.py FOLDER --prompts old.json`` runs this script on a worktree's ``memread``).
+compares with a file written so by the older code: ``cd OLD && PYTHONPATH=OLD:MAIN python -m
+benchmarks.studies.replay_reads FOLDER --prompts old.json``, where OLD is a folder holding only a link to the
+older worktree's ``memread/`` (``python -m`` puts the working folder first on the path, so run from OLD, not from
+MAIN). The file names the ``memread`` that wrote it, and ``--against`` refuses a file this same code wrote.
 
 FOLDER is a ``memread bench docqa --methods evidence`` folder (its ``results.jsonl`` quotes the documents, so
 it stays on the machine that ran it); the documents are docqa's (``MEMREAD_DOCQA_DIR`` for a cache of them).
@@ -128,12 +130,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--against", type=Path, help="compare the prompts with those written so by other code")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    import memread
+
+    code = str(Path(memread.__file__).resolve().parent)
+    against = json.loads(args.against.read_text(encoding="utf-8")) if args.against else None
+    if against is not None and against.get("memread") == code:
+        parser.error(f"{args.against} was written by this same code ({code}): write it with the older code, run "
+                     "from a folder that holds only a link to its memread/")
+    if not (args.folder / "results.jsonl").is_file():
+        parser.error(f"{args.folder} holds no results.jsonl: give a `memread bench docqa --methods evidence` folder")
     found = rows(args.folder, args.model)
     if args.prompts:
-        args.prompts.write_text(json.dumps({row["id"]: row["prompts"] for row in found}, indent=1) + "\n",
-                                encoding="utf-8")
-    against = json.loads(args.against.read_text(encoding="utf-8")) if args.against else None
-    return emit(table(found, against), args.out)
+        digests = {"memread": code, "prompts": {row["id"]: row["prompts"] for row in found}}
+        args.prompts.write_text(json.dumps(digests, indent=1) + "\n", encoding="utf-8")
+    return emit(table(found, None if against is None else against["prompts"]), args.out)
 
 
 if __name__ == "__main__":

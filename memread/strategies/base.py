@@ -206,6 +206,11 @@ class Strategy(ABC):
         prompt = prompts.final_prompt(question, self.memory(state), style=self.settings.final_prompt)
         return StepPlan(prompt, self.settings.final_tokens)
 
+    def answered_in_code(self, lane: int, question: str, state: State) -> str | None:
+        """The lane's answer when the strategy gives it without a final reply, which it would not read (None:
+        the model is asked). The papers' strategies always ask."""
+        return None
+
     def settle(self, lane: int, question: str, state: State, answer: str, boxed: bool) -> tuple[str, bool]:
         """The answer to show for the final reply's extracted ``answer`` (``boxed``: whether one was extracted):
         as it is, unless the strategy checks it against what it read (the papers' strategies do not)."""

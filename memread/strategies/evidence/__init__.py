@@ -48,7 +48,6 @@ COLLECT_REPLY_TOKENS = 24
 # pier was closed for 12 days after the storm" does; "# of unexpected successes 4" (design question gcc-testlog-06,
 # whose count is the 50 XPASS lines) and a heading's "2.4.1" (octave-pdf-08) do not.
 STATED_SUPPORT = 3
-NEAR_SUPPORT = 2  # question words the line most about it must share to be kept when the answer is not there
 READ, SELECT, COLLECT = "read", "select", "collect"
 
 
@@ -249,7 +248,7 @@ class EvidenceStrategy(Strategy):
         evidence = [dict(e) for e in state.get("evidence", [])]
         candidates = [dict(c) for c in state.get("candidates", [])]
         said = reading.step_answer(completion.text)
-        found, issues = self._found(question, shown, said, evidence, step)
+        found, issues = reading.found(question, shown, said, evidence, step, self.passages)
         if found:
             candidates.append(found)
         evidence, dropped = keeping.bounded(evidence, question, self.settings.memory_tokens, self._tokens)
@@ -286,45 +285,6 @@ class EvidenceStrategy(Strategy):
 
     def _round_start(self, state: State) -> int:
         return len(state.get("read", [])) - int(state.get("in_round", 0))
-
-    def _found(self, question: str, shown: reading.Shown, said: str | None, evidence: list[dict[str, Any]],
-               step: int) -> tuple[dict[str, Any] | None, list[str]]:
-        """The answer a step gave, as the passage writes it, with the line it is on kept as evidence (None, and
-        why, when the passage does not hold it)."""
-        if said is None:
-            return None, ["the reply gives no answer"]
-        if reading.yes_no(question, said):  # "yes" is in no passage: keep the lines about the question
-            lines = reading.best_lines(question, [shown])
-            self._keep(shown, [u for _, u in lines], evidence, step)
-            support = max((reading.support(question, shown, u) for _, u in lines), default=0)
-            return {"answer": said.strip().strip(".").lower(), "step": step, "support": support}, []
-        if reading.repeats_question(said, question):  # "sway" for "… the Sway window manager?" (own-absent-04)
-            return None, [f"the answer {said[:60]!r} only repeats the question"]
-        places = [u for _, u in reading.holding(said, [shown]) if not reading.numbering_only(said, shown.units[u])]
-        if not places:
-            # The model's answer is not the passage's (it mixed two lines: "binutils-multiarch (2.30-3)"): the line
-            # most about the question is kept for the select step to read, which decides.
-            near = reading.best_lines(question, [shown], count=1)
-            if near and reading.support(question, shown, near[0][1], label=False) >= NEAR_SUPPORT:
-                self._keep(shown, [near[0][1]], evidence, step, how="near")
-                return {"answer": None, "step": step, "support": reading.support(question, shown, near[0][1]),
-                        "own_support": 0}, [f"the answer {said[:60]!r} is not in the passage; kept the line most "
-                                            "about the question"]
-            return None, [f"the answer {said[:60]!r} is not in the passage"]
-        best = max(places, key=lambda u: (reading.aboutness(question, shown, u), -u))
-        self._keep(shown, [best], evidence, step)
-        return {"answer": reading.snap(said, shown.units[best].text), "step": step,
-                "support": reading.support(question, shown, best),
-                "own_support": reading.support(question, shown, best, label=False)}, []
-
-    def _keep(self, shown: reading.Shown, positions: Iterable[int], evidence: list[dict[str, Any]],
-              step: int, how: str = "answer") -> None:
-        index, passages = shown.chunk, self.passages
-        every = list(passages.units(index))
-        for unit in (shown.units[u] for u in positions if not keeping.covered(evidence, index, shown.units[u])):
-            position = next(i for i, other in enumerate(every) if other.start == unit.start)
-            evidence.append(keeping.entry(passages.get(index), every, position, passages.contexts[index], step=step,
-                                          how=how, record=passages.records[index]))
 
     def _select(self, question: str, state: State, completion: Completion) -> StepResult:
         """The round's check: shown only the lines its answers came from, does the model answer from them? Yes
@@ -401,6 +361,14 @@ class EvidenceStrategy(Strategy):
         # A final reply past a short answer is what a small model degenerates into (". . . ." to the limit).
         return min(self.settings.final_tokens, FINAL_TOKENS)
 
+    def answered_in_code(self, lane: int, question: str, state: State) -> str | None:
+        """A lookup no check confirmed is answered that the document does not say (naming what it never mentions,
+        if the question names it), without the model's final reply, which :meth:`settle` would not read."""
+        if state.get("counts") is not None or self.mode(question) != "lookup" or state.get("confirmed"):
+            return None
+        missing = self._never_mentioned(question)
+        return answer.never_mentioned(missing) if missing else answer.DOES_NOT_SAY
+
     def settle(self, lane: int, question: str, state: State, reply_answer: str, boxed: bool) -> tuple[str, bool]:
         counts = state.get("counts")
         if counts is not None and state.get("kind") == collect.COUNT:
@@ -415,9 +383,9 @@ class EvidenceStrategy(Strategy):
             return answer.settle_item(reply_answer, str(first["text"]), question, str(first.get("head") or "")), True
         if counts is not None:
             return reply_answer, boxed
-        if self.mode(question) == "lookup" and not state.get("confirmed"):
-            missing = self._never_mentioned(question)  # or every check said the lines kept do not answer
-            return (answer.never_mentioned(missing) if missing else answer.DOES_NOT_SAY), True
+        unconfirmed = self.answered_in_code(lane, question, state)  # settled so without a final call too
+        if unconfirmed is not None:
+            return unconfirmed, True
         evidence = "\n".join(f"{e.get('head', '')} {e['text']}" for e in state.get("evidence", []))
         return answer.settle_lookup(reply_answer, evidence, state.get("confirmed")), True
 

@@ -11,13 +11,18 @@ they, their neighbours and their heading share (:func:`support`). What is kept i
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from memread.answer import final_answer
 from memread.recall import query_terms
+from memread.strategies.evidence import keeping
 from memread.strategies.evidence.keeping import stems
 from memread.strategies.evidence.units import Unit
+
+if TYPE_CHECKING:
+    from memread.strategies.evidence.ranking import Passages
 
 # Offered "\boxed{none}" for passages that do not answer, the default model said "none" to passages holding the
 # answer; asked to copy the lines that answer first, it wrote prose about the passages and often no answer at all
@@ -25,6 +30,7 @@ from memread.strategies.evidence.units import Unit
 # answer only, begun for the model, and code checks it against the passages.
 STEP_INSTRUCTION = "Answer the question with the exact words of the passages, in \\boxed{}."
 REPLY_START = "\\boxed{"
+NEAR_SUPPORT = 2  # question words the line most about it must share to be kept when the answer is not there
 NONE_ANSWERS = {"none", "n/a", "unknown", "not found", "not mentioned", "not in the document", "no answer", ""}
 
 
@@ -55,6 +61,47 @@ def step_answer(reply: str) -> str | None:
     answer = extracted if boxed else (reply.strip().splitlines() or [""])[0]
     answer = answer.strip().strip(".").strip()
     return None if answer.lower() in NONE_ANSWERS else answer
+
+
+def found(question: str, shown: Shown, said: str | None, evidence: list[dict[str, Any]], step: int,
+          passages: Passages) -> tuple[dict[str, Any] | None, list[str]]:
+    """The answer a step gave, as the passage writes it, with the line it is on kept in ``evidence`` (None, and
+    why, when the passage does not hold it)."""
+    if said is None:
+        return None, ["the reply gives no answer"]
+    if yes_no(question, said):  # "yes" is in no passage: keep the lines about the question
+        lines = best_lines(question, [shown])
+        _keep(passages, shown, [u for _, u in lines], evidence, step)
+        return {"answer": said.strip().strip(".").lower(), "step": step,
+                "support": max((support(question, shown, u) for _, u in lines), default=0)}, []
+    if repeats_question(said, question):  # "sway" for "… the Sway window manager?" (own-absent-04)
+        return None, [f"the answer {said[:60]!r} only repeats the question"]
+    places = [u for _, u in holding(said, [shown]) if not numbering_only(said, shown.units[u])]
+    if not places:
+        # The model's answer is not the passage's (it mixed two lines: "binutils-multiarch (2.30-3)"): the line
+        # most about the question is kept for the select step to read, which decides.
+        near = best_lines(question, [shown], count=1)
+        if near and support(question, shown, near[0][1], label=False) >= NEAR_SUPPORT:
+            _keep(passages, shown, [near[0][1]], evidence, step, how="near")
+            return {"answer": None, "step": step, "support": support(question, shown, near[0][1]),
+                    "own_support": 0}, [f"the answer {said[:60]!r} is not in the passage; kept the line most "
+                                        "about the question"]
+        return None, [f"the answer {said[:60]!r} is not in the passage"]
+    best = max(places, key=lambda u: (aboutness(question, shown, u), -u))
+    _keep(passages, shown, [best], evidence, step)
+    return {"answer": snap(said, shown.units[best].text), "step": step, "support": support(question, shown, best),
+            "own_support": support(question, shown, best, label=False)}, []
+
+
+def _keep(passages: Passages, shown: Shown, positions: Iterable[int], evidence: list[dict[str, Any]], step: int,
+          how: str = "answer") -> None:
+    """Keep the shown units at ``positions`` (the document's text, with their place and context) not kept yet."""
+    index = shown.chunk
+    every = list(passages.units(index))
+    for unit in (shown.units[u] for u in positions if not keeping.covered(evidence, index, shown.units[u])):
+        position = next(i for i, other in enumerate(every) if other.start == unit.start)
+        evidence.append(keeping.entry(passages.get(index), every, position, passages.contexts[index], step=step,
+                                      how=how, record=passages.records[index]))
 
 
 def holding(answer: str, passages: Sequence[Shown]) -> list[tuple[int, int]]:
