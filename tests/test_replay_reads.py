@@ -53,6 +53,18 @@ def test_a_read_that_needs_more_replies_than_recorded_is_another_read() -> None:
     assert now["answer"] is None
 
 
+def test_read_on_the_model_answers_from_the_first_prompt_that_differs() -> None:
+    result = recorded_read()
+    expected = replay_reads.replay(result, Document(), chunks(), CharTokenizer())["prompts"]
+    model = FakeBackend(lambda request: "999}", continues_replies=True)
+    same = replay_reads.replay(result, Document(), chunks(), CharTokenizer(), expected=expected, model=model)
+    assert (same["answer"], same["model_calls"], model.calls) == ("1000", 0, [])  # the same prompts: the replies
+    changed = [*expected[:1], "another", *expected[2:]]  # the second prompt is not the recorded read's
+    now = replay_reads.replay(result, Document(), chunks(), CharTokenizer(), expected=changed, model=model)
+    assert now["model_calls"] == len(model.requests) == len(now["prompts"]) - 1 >= 1  # from the second call on
+    assert now["answer"] != "1000"  # the model's "999" is in no line: no answer
+
+
 def test_only_design_questions_are_replayed(tmp_path: Path) -> None:
     rows = [("octave-pdf-02", "design"), ("octave-pdf-01", "acceptance"), ("octave-pdf-04", "design")]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps({"n": n}) + "\n" for n in range(3)))

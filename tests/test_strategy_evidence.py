@@ -282,6 +282,22 @@ def test_a_lookup_reads_the_best_passages_and_answers_in_the_documents_own_words
     assert "history_size is 1000" in results[0].memory
 
 
+def test_early_ends_a_round_at_an_answer_on_a_line_sharing_enough_of_the_questions_words() -> None:
+    question = "What is the default value of the history size unless overridden?"  # no identifier to hold
+    pages = [MANUAL[2], *(f"Unless overridden, the {name} size has a default value of {n}." for n, name in
+                          enumerate(("cache", "buffer", "page", "stack", "queue", "window"))),
+             *(f"Filler page {n} about matrices and vectors and sums." for n in range(40))]
+    segments = [Segment(text + "\n\n", Provenance("manual.pdf", page=n)) for n, text in enumerate(pages, 1)]
+    chunks = list(Chunker(CharTokenizer(), 120).chunks(segments))
+    whole, _, _ = run([question], {"history_size": "1000"}, chunks)
+    early, events, _ = run([question], {"history_size": "1000"}, chunks, early=3)
+    assert early[0].answer == whole[0].answer == "1000"
+    assert early[0].steps == 2 and whole[0].steps > 5  # read and select, against the round's other passages
+    assert [e.decisions.get("confirmed") for e in events if isinstance(e, StepFinished)] == [None, "1000"]
+    never, _, _ = run([question], {"history_size": "1000"}, chunks, early=20)  # no line shares 20 of its words
+    assert never[0].steps == whole[0].steps
+
+
 def test_an_answer_with_other_punctuation_is_settled_to_the_documents_spelling() -> None:
     results, _, _ = run(["Which environment variable names the directory of java.opts?"],
                         {"java.opts": "OCTAVE-JAVA-DIR"})

@@ -34,18 +34,23 @@ from benchmarks._helpers.result_files import cell, emit
 from benchmarks._helpers.result_files import table as result_table
 
 
-def recorded(folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """(result, score) of each design question's `evidence` read in ``folder``."""
+def recorded(folder: Path, only: Sequence[str] = ()) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(result, score) of each design question's `evidence` read in ``folder`` (of those ``only``, if given)."""
     results = (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()
     scores = (folder / "scores.jsonl").read_text(encoding="utf-8").splitlines()
     for line, score_line in zip(results, scores, strict=True):
         score = json.loads(score_line)
-        if score.get("method") == "evidence" and score.get("docqa", {}).get("split") == "design":
+        if score.get("method") == "evidence" and score.get("docqa", {}).get("split") == "design" and (
+                not only or score["docqa"]["id"] in only):
             yield json.loads(line), score
 
 
-def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokenizer: Any) -> dict[str, Any]:
-    """The read of ``result``'s question by the current code, each model call answered with the recorded reply."""
+def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokenizer: Any, *,
+           expected: Sequence[str] | None = None, model: Any = None,
+           options: dict[str, str] | None = None) -> dict[str, Any]:
+    """The read of ``result``'s question by the current code (with evidence ``options``), each model call answered
+    with the recorded reply; given a ``model`` backend, from the first prompt whose digest is not the ``expected``
+    one (the recorded read's, written by the code that made it) the model answers instead."""
     from memread.backends.fake import FakeBackend
     from memread.errors import BackendError
     from memread.events import StepFinished
@@ -53,30 +58,35 @@ def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokeniz
     from memread.settings import Settings
     from memread.strategies.evidence.reading import REPLY_START
 
-    replies = iter([str(step["reply"]) for step in result["steps"]] + [str(result["reply"])])
-
+    recorded = [str(step["reply"]) for step in result["steps"]] + [str(result["reply"])]
     prompts: list[str] = []
+    asked: list[int] = []  # the calls the model answered
 
     def reply(request: Any) -> str:
         prompts.append(hashlib.sha256(request.messages[-1].content.encode()).hexdigest()[:16])
-        said = next(replies, None)
-        if said is None:
+        call = len(prompts) - 1
+        if model is not None and (asked or expected is None or call >= min(len(expected), len(recorded))
+                                  or expected[call] != prompts[-1]):
+            asked.append(call)
+            return str(model.complete([request])[0].text)
+        if call >= len(recorded):
             raise LookupError("the replay needs more model calls than were recorded")
-        return said.removeprefix(REPLY_START)  # begun for the model; the backend's reply continues it
+        return recorded[call].removeprefix(REPLY_START)  # begun for the model; the backend's reply continues it
 
     events: list[Any] = []
     loop = Loop(FakeBackend(reply, continues_replies=True, tokenizer=tokenizer), [result["question"]],
-                Settings(strategy="evidence"), sinks=[events.append])
+                Settings(strategy="evidence", options=dict(options or {})), sinks=[events.append])
     loop.strategy.observe_document(document)
     try:
         answer = loop.run(list(chunks))[0].answer
     except BackendError:  # it read on past the recorded replies: another read
         answer = None
     return {"read": [e.chunk.index for e in events if isinstance(e, StepFinished)], "answer": answer,
-            "prompts": prompts}
+            "prompts": prompts, "model_calls": len(asked)}
 
 
-def rows(folder: Path, model: str | None) -> list[dict[str, Any]]:
+def rows(folder: Path, model: str | None, *, against: dict[str, list[str]] | None = None, backend: Any = None,
+         options: dict[str, str] | None = None, only: Sequence[str] = ()) -> list[dict[str, Any]]:
     from memread.backends.llamacpp import LlamaTokenizer
     from memread.bench import docqa
     from memread.chunk import Chunker
@@ -87,21 +97,36 @@ def rows(folder: Path, model: str | None) -> list[dict[str, Any]]:
     tokenizer = LlamaTokenizer(resolve(model, pull=False))
     documents: dict[str, tuple[Any, list[Any]]] = {}
     found = []
-    for result, score in recorded(folder):
+    for result, score in recorded(folder, only):
         name = score["docqa"]["doc"]
         if name not in documents:
             document = open_document(str(docqa.document_path(name)))
             chunker = Chunker(tokenizer, EvidenceStrategy.default_chunk_tokens)
             documents[name] = (document, list(chunker.chunks(document.segments())))
-        now = replay(result, *documents[name], tokenizer)
+        now = replay(result, *documents[name], tokenizer, expected=(against or {}).get(score["docqa"]["id"]),
+                     model=backend, options=options)
         before = [step["chunk"] for step in result["steps"]]
         same = next((i for i, (a, b) in enumerate(zip(before, now["read"], strict=False)) if a != b), None)
         if same is None and len(before) != len(now["read"]):
             same = min(len(before), len(now["read"]))
         found.append({"id": score["docqa"]["id"], "score": score["score"], "steps": len(before),
                       "diverges": same, "answer": result["prediction"], "now": now["answer"],
-                      "prompts": now["prompts"]})
+                      "prompts": now["prompts"], "steps_now": len(now["read"]), "model_calls": now["model_calls"],
+                      "right_now": docqa.docqa_match(now["answer"], result["golds"])})
     return found
+
+
+def read_on_table(found: Sequence[dict[str, Any]]) -> str:
+    """The reads as the change makes them, the model answering where they left the recorded ones."""
+    body = result_table(
+        ["question", "right then", "right now", "steps then", "steps now", "model calls", "answer then", "answer now"],
+        [[row["id"], "yes" if row["score"] else "no", "yes" if row["right_now"] else "no", row["steps"],
+          row["steps_now"], row["model_calls"], cell(row["answer"], 50), cell(row["now"], 50)] for row in found])
+    then, now = sum(1 for r in found if r["score"]), sum(1 for r in found if r["right_now"])
+    steps_then, steps_now = sum(r["steps"] for r in found), sum(r["steps_now"] for r in found)
+    return (f"{body}\n\nRight: {then} of {len(found)} then, {now} now. Steps read: {steps_then} then, {steps_now} now "
+            f"({steps_now / max(steps_then, 1):.2f}×); the model answered {sum(r['model_calls'] for r in found)} "
+            "calls, the recorded replies the rest.\n")
 
 
 def table(found: Sequence[dict[str, Any]], against: dict[str, list[str]] | None = None) -> str:
@@ -128,6 +153,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", help="the model whose tokenizer cut the passages (default: memread's)")
     parser.add_argument("--prompts", type=Path, help="write each question's prompts' digests here (JSON)")
     parser.add_argument("--against", type=Path, help="compare the prompts with those written so by other code")
+    parser.add_argument("--read-on", action="store_true",
+                        help="from the first prompt that differs from --against's, the model answers (one thread): "
+                             "what the change's reads come to")
+    parser.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="an evidence option for the replay (e.g. early=5)")
+    parser.add_argument("--questions", default="", help="only these design questions (comma-separated ids)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     import memread
@@ -139,10 +170,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "from a folder that holds only a link to its memread/")
     if not (args.folder / "results.jsonl").is_file():
         parser.error(f"{args.folder} holds no results.jsonl: give a `memread bench docqa --methods evidence` folder")
-    found = rows(args.folder, args.model)
+    options = dict(option.split("=", 1) for option in args.option if "=" in option)
+    if args.read_on and against is None:
+        parser.error("--read-on needs --against: the prompts of the code that made the recorded reads")
+    backend = None
+    if args.read_on:
+        from memread.backends.llamacpp import LlamaCppBackend
+        from memread.models import resolve
+
+        backend = LlamaCppBackend(str(resolve(args.model, pull=False)), n_threads=1)
+    found = rows(args.folder, args.model, against=None if against is None else against["prompts"], backend=backend,
+                 options=options, only=[q for q in args.questions.split(",") if q])
     if args.prompts:
         digests = {"memread": code, "prompts": {row["id"]: row["prompts"] for row in found}}
         args.prompts.write_text(json.dumps(digests, indent=1) + "\n", encoding="utf-8")
+    if backend is not None:
+        return emit(read_on_table(found), args.out)
     return emit(table(found, None if against is None else against["prompts"]), args.out)
 
 

@@ -67,6 +67,10 @@ class EvidenceOptions:
         "help": "off: read every chunk in document order (as mode=all), up to max_read"})
     max_read: float = field(default=1.0, metadata={
         "min": 0.0, "max": 1.0, "help": "the share of the chunks a question reads at most (at least one)"})
+    early: int = field(default=0, metadata={
+        "min": 0, "help": "a lookup's round ends at the first answer on a line sharing at least this many of the "
+                          "question's words (0: every round reads all its passages; faster, may confirm a "
+                          "wrong first answer)"})
 
 
 class EvidenceStrategy(Strategy):
@@ -259,7 +263,7 @@ class EvidenceStrategy(Strategy):
         exit_reason = ""
         if mode == "all":
             exit_reason = "" if left else "read every chunk"
-        elif in_round >= self.options.passages or not left:
+        elif in_round >= self.options.passages or not left or self._sure(mode, found):
             if mode == collect.COUNT:
                 exit_reason = "counted, and read the best passages"
             elif any(c["step"] > self._round_start(state) for c in candidates):
@@ -282,6 +286,11 @@ class EvidenceStrategy(Strategy):
                           exit=bool(exit_reason), exit_reason=exit_reason or "exit-gate",
                           decisions={"answer": said, "found": found, "read": len(read)},
                           summary=summary, parse_issues=tuple(issues), steps_left=self._steps_left(question, new_state))
+
+    def _sure(self, mode: str, found: dict[str, Any] | None) -> bool:
+        """Whether a lookup's round ends at this step's answer (``early``; docqa-design.md measured it)."""
+        return bool(self.options.early and mode == "lookup" and found and found.get("answer")
+                    and int(found.get("support", 0)) >= self.options.early)
 
     def _round_start(self, state: State) -> int:
         return len(state.get("read", [])) - int(state.get("in_round", 0))
