@@ -73,6 +73,24 @@ def test_only_design_questions_are_replayed(tmp_path: Path) -> None:
     assert [result["n"] for result, _ in replay_reads.recorded(tmp_path)] == [0, 2]
 
 
+def test_hotpotqa_reads_are_replayed_on_the_design_seed_only(tmp_path: Path) -> None:
+    rows = [(11, "evidence"), (1127, "evidence"), (11, "overwrite"), (11, "evidence")]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps({"n": n}) + "\n" for n in range(4)))
+    (tmp_path / "scores.jsonl").write_text("".join(
+        json.dumps({"method": method, "task": "hqa", "data_seed": seed, "key": f"hqa/50/{n}/{method}"}) + "\n"
+        for n, (seed, method) in enumerate(rows)))
+    assert [result["n"] for result, _ in replay_reads.recorded(tmp_path)] == [0, 3]
+    assert [result["n"] for result, _ in replay_reads.recorded(tmp_path, ["hqa/50/3"])] == [3]
+
+
+def test_a_replayed_answer_is_scored_as_its_task_scores_it() -> None:
+    hqa = {"task": "hqa", "metric": "qa", "key": "hqa/50/0/evidence"}
+    assert replay_reads.right("Five", ["five"], hqa) and not replay_reads.right("six", ["five"], hqa)
+    assert not replay_reads.right(None, ["five"], hqa)
+    docqa = {"docqa": {"id": "octave-pdf-02", "split": "design"}}
+    assert replay_reads.right("1000", ["1000"], docqa) and not replay_reads.right("100", ["1000"], docqa)
+
+
 def test_the_table_says_which_reads_stand_and_which_must_be_read_again() -> None:
     found = [{"id": "a-02", "score": 1.0, "steps": 9, "diverges": None, "answer": "1000", "now": "1000",
               "prompts": ["x"]},

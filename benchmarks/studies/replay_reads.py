@@ -17,8 +17,11 @@ benchmarks.studies.replay_reads FOLDER --prompts old.json``, where OLD is a fold
 older worktree's ``memread/`` (``python -m`` puts the working folder first on the path, so run from OLD, not from
 MAIN). The file names the ``memread`` that wrote it, and ``--against`` refuses a file this same code wrote.
 
-FOLDER is a ``memread bench docqa --methods evidence`` folder (its ``results.jsonl`` quotes the documents, so
-it stays on the machine that ran it); the documents are docqa's (``MEMREAD_DOCQA_DIR`` for a cache of them).
+FOLDER is a ``memread bench docqa`` or ``memread bench hqa`` folder with ``evidence`` records (its
+``results.jsonl`` quotes the documents, so it stays on the machine that ran it); docqa's documents are fetched as
+the bench does (``MEMREAD_DOCQA_DIR`` for a cache of them), a HotpotQA sample is built again from its data seed
+and checked against the recorded context's digest. Design samples only: docqa's even-numbered questions, HotpotQA's
+design seed (:data:`DESIGN_SEEDS`).
 """
 
 from __future__ import annotations
@@ -33,15 +36,28 @@ from typing import Any
 from benchmarks._helpers.result_files import cell, emit
 from benchmarks._helpers.result_files import table as result_table
 
+# RULER-HotpotQA's data seeds looked at while designing (goal-35.md); the acceptance seed is never replayed.
+DESIGN_SEEDS = frozenset({11})
+
+
+def sample_id(score: dict[str, Any]) -> str:
+    """A record's name in the tables and the prompts files: docqa's question id, or the bench's sample key."""
+    return str(score["docqa"]["id"]) if score.get("docqa") else str(score["key"]).rsplit("/", 1)[0]
+
+
+def is_design(score: dict[str, Any]) -> bool:
+    if score.get("docqa"):
+        return bool(score["docqa"].get("split") == "design")
+    return score.get("task") == "hqa" and int(score.get("data_seed", -1)) in DESIGN_SEEDS
+
 
 def recorded(folder: Path, only: Sequence[str] = ()) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """(result, score) of each design question's `evidence` read in ``folder`` (of those ``only``, if given)."""
+    """(result, score) of each design sample's `evidence` read in ``folder`` (of those ``only``, if given)."""
     results = (folder / "results.jsonl").read_text(encoding="utf-8").splitlines()
     scores = (folder / "scores.jsonl").read_text(encoding="utf-8").splitlines()
     for line, score_line in zip(results, scores, strict=True):
         score = json.loads(score_line)
-        if score.get("method") == "evidence" and score.get("docqa", {}).get("split") == "design" and (
-                not only or score["docqa"]["id"] in only):
+        if score.get("method") == "evidence" and is_design(score) and (not only or sample_id(score) in only):
             yield json.loads(line), score
 
 
@@ -88,32 +104,64 @@ def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokeniz
 def rows(folder: Path, model: str | None, *, against: dict[str, list[str]] | None = None, backend: Any = None,
          options: dict[str, str] | None = None, only: Sequence[str] = ()) -> list[dict[str, Any]]:
     from memread.backends.llamacpp import LlamaTokenizer
-    from memread.bench import docqa
-    from memread.chunk import Chunker
-    from memread.ingest import open_document
     from memread.models import resolve
-    from memread.strategies.evidence import EvidenceStrategy
 
     tokenizer = LlamaTokenizer(resolve(model, pull=False))
     documents: dict[str, tuple[Any, list[Any]]] = {}
     found = []
     for result, score in recorded(folder, only):
-        name = score["docqa"]["doc"]
-        if name not in documents:
-            document = open_document(str(docqa.document_path(name)))
-            chunker = Chunker(tokenizer, EvidenceStrategy.default_chunk_tokens)
-            documents[name] = (document, list(chunker.chunks(document.segments())))
-        now = replay(result, *documents[name], tokenizer, expected=(against or {}).get(score["docqa"]["id"]),
-                     model=backend, options=options)
+        name = sample_id(score)
+        document = _document(score, tokenizer, documents)
+        now = replay(result, *document, tokenizer, expected=(against or {}).get(name), model=backend,
+                     options=options)
         before = [step["chunk"] for step in result["steps"]]
         same = next((i for i, (a, b) in enumerate(zip(before, now["read"], strict=False)) if a != b), None)
         if same is None and len(before) != len(now["read"]):
             same = min(len(before), len(now["read"]))
-        found.append({"id": score["docqa"]["id"], "score": score["score"], "steps": len(before),
+        found.append({"id": name, "score": score["score"], "steps": len(before),
                       "diverges": same, "answer": result["prediction"], "now": now["answer"],
                       "prompts": now["prompts"], "steps_now": len(now["read"]), "model_calls": now["model_calls"],
-                      "right_now": docqa.docqa_match(now["answer"], result["golds"])})
+                      "right_now": right(now["answer"], result["golds"], score)})
     return found
+
+
+def _document(score: dict[str, Any], tokenizer: Any, documents: dict[str, tuple[Any, list[Any]]]
+              ) -> tuple[Any, list[Any]]:
+    """The document a record read, cut as `evidence` cuts it: docqa's file, or the HotpotQA sample built again
+    (its context must be the one recorded: another dataset version would replay another document)."""
+    from memread.bench.methods import text_document
+    from memread.bench.results import context_digest
+    from memread.bench.tasks import build_sample
+    from memread.chunk import Chunker
+    from memread.ingest import open_document
+    from memread.strategies.evidence import EvidenceStrategy
+
+    name = str(score["docqa"]["doc"]) if score.get("docqa") else sample_id(score)
+    if name not in documents:
+        if score.get("docqa"):
+            from memread.bench import docqa
+
+            document = open_document(str(docqa.document_path(name)))
+        else:
+            sample = build_sample(str(score["task"]), int(score["length"]), int(score["index"]),
+                                  int(score["data_seed"]), tokenizer)
+            if context_digest(sample) != score["context_sha256"]:
+                raise SystemExit(f"{name}: the sample built now is not the one recorded (another dataset?)")
+            document = text_document(sample)
+        chunker = Chunker(tokenizer, EvidenceStrategy.default_chunk_tokens)
+        documents[name] = (document, list(chunker.chunks(document.segments())))
+    return documents[name]
+
+
+def right(answer: str | None, golds: Sequence[str], score: dict[str, Any]) -> bool:
+    """Whether a replayed answer scores as the bench scores its task (docqa's rule, or HotpotQA's lenient match)."""
+    from memread.bench import docqa
+    from memread.bench.results import score_values
+
+    if score.get("docqa"):
+        return docqa.docqa_match(answer, golds)
+    return bool(score_values(str(score.get("metric", "qa")), golds, status="ok", prediction=answer,
+                             reply=answer or "", boxed=answer is not None)["lenient"])
 
 
 def read_on_table(found: Sequence[dict[str, Any]]) -> str:
@@ -158,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "what the change's reads come to")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="NAME=VALUE",
                         help="an evidence option for the replay (e.g. early=5)")
-    parser.add_argument("--questions", default="", help="only these design questions (comma-separated ids)")
+    parser.add_argument("--questions", default="", help="only these design samples (comma-separated: docqa ids, or keys such as hqa/50/3)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     import memread
@@ -169,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"{args.against} was written by this same code ({code}): write it with the older code, run "
                      "from a folder that holds only a link to its memread/")
     if not (args.folder / "results.jsonl").is_file():
-        parser.error(f"{args.folder} holds no results.jsonl: give a `memread bench docqa --methods evidence` folder")
+        parser.error(f"{args.folder} holds no results.jsonl: give a `memread bench docqa` or `bench hqa` folder")
     options = dict(option.split("=", 1) for option in args.option if "=" in option)
     if args.read_on and against is None:
         parser.error("--read-on needs --against: the prompts of the code that made the recorded reads")
