@@ -101,5 +101,28 @@ def _from_source(lane: int, source: dict[str, Any]) -> Citation:
 
 
 def describe(citations: Sequence[Citation]) -> str:
-    """One line for people, e.g. ``report.pdf p. 2; report.pdf p. 4``."""
-    return "; ".join(dict.fromkeys(c.where for c in citations))
+    """One line for people, each source named once: ``report.pdf pp. 2, 4``, ``app.log lines 12, 340-352``,
+    ``book.epub § 2. Setup; § 5. Upgrades``, ``a.html § Intro; b.html line 9``."""
+    places: dict[str, list[str]] = {}  # source -> where in it, in citation order, each once
+    for span in dict.fromkeys(span for c in citations for span in c.spans):
+        named = span.describe()
+        source = "stdin" if span.source == "-" else span.source
+        place = named[len(source):].strip()
+        where = places.setdefault(source, [])
+        if place not in where:
+            where.append(place)
+    return "; ".join(_places(source, where) for source, where in places.items())
+
+
+def _places(source: str, where: Sequence[str]) -> str:
+    """``source`` and its places: lines or pages alone are listed after one word (``lines 3, 9-12``)."""
+    where = [w for w in where if w]
+    if not where:
+        return source
+    for one, many in (("line", "lines"), ("p.", "pp.")):
+        numbers = [w.split(" ", 1)[1] for w in where if w.split(" ", 1)[0] in (one, many) and " " in w
+                   and not any(mark in w.split(" ", 1)[1] for mark in (" ", "§"))]
+        if len(numbers) == len(where):
+            word = one if len(numbers) == 1 and "-" not in numbers[0] else many
+            return f"{source} {word} {', '.join(numbers)}"
+    return f"{source} {'; '.join(where)}"

@@ -57,7 +57,24 @@ def test_a_gated_step_that_kept_the_memory_is_never_cited():
 
 def test_citations_as_one_line_and_as_data():
     citations = cite(lane_steps(0))
-    assert describe(citations) == "report.pdf p. 2; report.pdf p. 5"
+    assert describe(citations) == "report.pdf pp. 2, 5"
     data = citations[0].to_dict()
     assert data["chunk"] == 2 and data["spans"] == [{"source": "report.pdf", "page_first": 2, "page_last": 2}]
     assert cite([]) == []
+
+
+def test_one_line_names_each_source_once_with_its_pages_or_lines():
+    from memread.citations import Citation
+    from memread.document import Span
+
+    def cited(*spans: Span) -> list[Citation]:
+        return [Citation(lane=0, step=n, spans=(span,), weight=1, excerpt="") for n, span in enumerate(spans)]
+
+    log = [Span("app.log", line_first=234, line_last=234), Span("app.log", line_first=3408, line_last=3414),
+           Span("app.log", line_first=234, line_last=234), Span("-", line_first=9, line_last=9)]
+    assert describe(cited(*log)) == "app.log lines 234, 3408-3414; stdin line 9"
+    assert describe(cited(Span("app.log", line_first=7, line_last=7))) == "app.log line 7"
+    assert describe(cited(Span("My Report.pdf", 3, 3), Span("My Report.pdf", 5, 7))) == "My Report.pdf pp. 3, 5-7"
+    mixed = [Span("book.epub", chapters=("2. Setup",)), Span("book.epub", chapters=("5. Upgrades",)),
+             Span("a.html", chapters=("Intro",), line_first=3, line_last=4), Span("notes.txt")]
+    assert describe(cited(*mixed)) == "book.epub § 2. Setup; § 5. Upgrades; a.html § Intro lines 3-4; notes.txt"

@@ -50,7 +50,7 @@ def test_the_live_view_shows_every_pane_then_the_answers_and_leaves_stdout_alone
     for pane in ("memread", "report.pdf", "chunk 5/5", "100%", "chunk 5 · report.pdf p. 5",
                  "lane 1 ·", "lane 2 ·", "check yes · next continue", "stopped after 4 chunks",
                  "answer 1: How many days was the pier closed?", "Ada Quist",
-                 "sources: report.pdf p. 2; report.pdf p. 5", "5 chunks · 1,076 prompt + 200 generated tokens",
+                 "sources: report.pdf pp. 2, 5", "5 chunks · 1,076 prompt + 200 generated tokens",
                  "reading stopped early (4 of 5 chunks); --all answers from the whole document"):
         assert pane in shown, pane
     assert CONTROL.search(shown), "a terminal gets a repainted frame"
@@ -100,12 +100,13 @@ def test_off_a_terminal_progress_is_plain_throttled_lines():
     lines = env.stderr.getvalue().splitlines()
     assert not CONTROL.search(env.stderr.getvalue())
     assert lines[0] == "reading report.pdf with fake-model (fake, gated, 2 questions)"
-    assert lines[1].startswith("[1/5] report.pdf p. 1 · memory ~7, ~7 tok · ")
+    assert lines[1].startswith("[1/5] report.pdf p. 1 · 1: check yes · next continue; 2: check yes · next continue"
+                               " · memory ~7, ~7 tok · ")
     assert "warning: lane 0: reply had no <think>" in lines
     # Said once, with what reads everything: a "list all" question needs every chunk.
     assert "lane 2 stopped reading after 4 of 5 chunk(s) (exit-gate); --all answers from the whole document" \
         in lines
-    assert "sources 1: report.pdf p. 2; report.pdf p. 5" in lines
+    assert "sources 1: report.pdf pp. 2, 5" in lines
     assert lines[-1].startswith("5 chunks · ")
     assert "ETA" in lines[2]
 
@@ -158,7 +159,7 @@ def test_a_resumed_run_starts_the_view_with_the_memory_already_read():
     sink = PlainProgress(env, total=5, history=[(0.0, e) for e in events[:cut]], clock=ticking())
     assert sink.state.lanes[0].memory == synthetic_run.MEMORIES[0][1]
     run(sink, [events[0], *events[cut:]])
-    assert "sources 1: report.pdf p. 2; report.pdf p. 5" in env.stderr.getvalue()  # p. 2 was read before
+    assert "sources 1: report.pdf pp. 2, 5" in env.stderr.getvalue()  # p. 2 was read before
 
 
 def test_the_header_splits_prefill_and_decode_rates_when_the_backend_times_prefill():

@@ -242,6 +242,27 @@ def test_plain_lines_and_the_summary_count_chunks_not_steps() -> None:
     assert lines[-1].startswith("3 chunks (1 read again) · 400 prompt + 20 generated tokens")
 
 
+def test_a_plain_line_says_what_the_step_did_for_each_question_that_took_part() -> None:
+    from dataclasses import replace
+
+    state = ViewState(total=10)
+    state.apply(started(), 0.0)
+    state.apply(StepStarted(step=0, chunk=chunk(4, 12), lanes=(0,)), 1.0)
+    said = "answer '12 days' on a line sharing 3 of the question's words"
+    state.apply(replace(finished(0, 0, chunk(4, 12), "No previous memory", [PIER]), summary=said), 2.0)
+    assert progress_line(state).startswith(f"[1/10] report.pdf p. 12 · {said} · memory ")
+    two = ViewState(total=10)
+    two.apply(started(questions=QUESTIONS), 0.0)
+    two.apply(StepStarted(step=0, chunk=chunk(4, 12), lanes=(0, 1)), 1.0)
+    two.apply(replace(finished(0, 0, chunk(4, 12), "", [PIER]), summary=said), 2.0)
+    two.apply(replace(finished(1, 0, chunk(4, 12), "", []), summary="no answer in this passage " * 5), 2.0)
+    line = progress_line(two)
+    assert f" · 1: {said}; 2: no answer in this passage no answer" in line and "… · memory " in line
+    two.apply(StepStarted(step=1, chunk=chunk(5, 13), lanes=(1,)), 3.0)  # only lane 2 reads the next step
+    two.apply(replace(finished(1, 1, chunk(5, 13), "", []), summary="rewritten"), 4.0)
+    assert progress_line(two).startswith("[2/10] report.pdf p. 13 · 2: rewritten · memory ")
+
+
 def test_a_question_that_stopped_says_how_many_chunks_it_read_not_at_which_step() -> None:
     # Two questions taking turns: the second stops at step 5 (the run's sixth) after reading 2 chunks of its own.
     state = ViewState(total=10)

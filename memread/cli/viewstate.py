@@ -398,12 +398,19 @@ def duration(seconds: float | None) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
+SUMMARY_CHARS = 80  # of one lane's step summary on a plain line
+
+
 def progress_line(state: ViewState) -> str:
-    """One plain line, e.g. ``[12/87] report.pdf p. 143 · memory 812 tok · 18.2 tok/s · ETA 3m05s``."""
+    """One plain line, e.g. ``[12/87] report.pdf p. 143 · rewritten · memory 812 tok · 18.2 tok/s · ETA 3m05s``:
+    where the step read, what it did (its strategy's summary, for each lane that took part), then the figures."""
     total = "?" if state.total is None else str(state.total)
     parts = [f"[{state.chunks_started}/{total}]"]
     if state.chunk is not None:
         parts[0] += " " + state.chunk.describe() + (" (read again)" if state.reading_again else "")
+    did = step_summaries(state)
+    if did:
+        parts.append(did)
     if state.lanes:
         mark = "" if state.exact_tokens else "~"
         sizes = ", ".join(f"{mark}{state.memory_tokens(lane.lane)}" for lane in state.lanes)
@@ -415,6 +422,24 @@ def progress_line(state: ViewState) -> str:
     if eta is not None:
         parts.append(eta)
     return " · ".join(parts)
+
+
+def step_summaries(state: ViewState) -> str:
+    """What the last step did, as its strategy says (``answer 'unix' on a line sharing 2 …``, ``rewritten``),
+    for each lane that took part in it, numbered when the run has several lanes."""
+    from memread.events import step_summary
+
+    done = [lane for lane in state.lanes if lane.last is not None and lane.last.step == state.step
+            and lane.lane in state.step_active]
+    said = [(lane.lane, _cut(step_summary(lane.last), SUMMARY_CHARS)) for lane in done if lane.last is not None]
+    if len(state.lanes) < 2:
+        return "; ".join(text for _, text in said if text)
+    return "; ".join(f"{lane + 1}: {text}" for lane, text in said if text)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def stats_line(state: ViewState) -> str:
