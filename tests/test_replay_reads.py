@@ -47,6 +47,24 @@ def test_a_read_fed_its_own_replies_reads_the_same_passages_and_answers_the_same
     assert len(now["prompts"]) == len(result["steps"]) + 1
 
 
+def test_a_replay_counts_its_prompts_tokens() -> None:
+    result = recorded_read()
+    tokens = replay_reads.replay(result, Document(), chunks(), CharTokenizer())["tokens"]
+    assert tokens > 0
+    assert replay_reads.replay(result, Document(), chunks(), CharTokenizer())["tokens"] == tokens
+    model = FakeBackend(lambda request: "999}", continues_replies=True)
+    other = replay_reads.replay(result, Document(), chunks(), CharTokenizer(), expected=["another"], model=model)
+    assert other["model_calls"] >= 1 and other["tokens"] > 0  # the model's prompts are counted alike
+
+
+def test_the_read_on_table_gives_steps_and_tokens_then_and_now() -> None:
+    found = [{"id": "hqa/50/0", "score": 1.0, "right_now": True, "steps": 9, "steps_now": 5, "tokens": 4000,
+              "tokens_now": 2000, "model_calls": 1, "answer": "five", "now": "five"}]
+    text = replay_reads.read_on_table(found)
+    assert "| hqa/50/0 | yes | yes | 9 | 5 | 4000 | 2000 | 1 | five | five |" in text
+    assert "Steps read: 9 then, 5 now (0.56×); prompt tokens 4,000 then, 2,000 now (0.50×" in text
+
+
 def test_a_read_that_needs_more_replies_than_recorded_is_another_read() -> None:
     result = {**recorded_read(), "steps": [], "reply": "\\boxed{1000}"}  # the replies of a read that stopped at once
     now = replay_reads.replay(result, Document(), chunks(), CharTokenizer())

@@ -77,9 +77,11 @@ def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokeniz
     recorded = [str(step["reply"]) for step in result["steps"]] + [str(result["reply"])]
     prompts: list[str] = []
     asked: list[int] = []  # the calls the model answered
+    tokens = [0]  # the prompts' text, counted by the tokenizer alike for recorded and model replies
 
     def reply(request: Any) -> str:
         prompts.append(hashlib.sha256(request.messages[-1].content.encode()).hexdigest()[:16])
+        tokens[0] += tokenizer.count(request.messages[-1].content)
         call = len(prompts) - 1
         if model is not None and (asked or expected is None or call >= min(len(expected), len(recorded))
                                   or expected[call] != prompts[-1]):
@@ -98,7 +100,7 @@ def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokeniz
     except BackendError:  # it read on past the recorded replies: another read
         answer = None
     return {"read": [e.chunk.index for e in events if isinstance(e, StepFinished)], "answer": answer,
-            "prompts": prompts, "model_calls": len(asked)}
+            "prompts": prompts, "model_calls": len(asked), "tokens": tokens[0]}
 
 
 def rows(folder: Path, model: str | None, *, against: dict[str, list[str]] | None = None, backend: Any = None,
@@ -114,6 +116,8 @@ def rows(folder: Path, model: str | None, *, against: dict[str, list[str]] | Non
         document = _document(score, tokenizer, documents)
         now = replay(result, *document, tokenizer, expected=(against or {}).get(name), model=backend,
                      options=options)
+        # the recorded read's prompt tokens, counted as the changed read's are (its own replies, no option)
+        then = replay(result, *document, tokenizer)["tokens"] if backend is not None else None
         before = [step["chunk"] for step in result["steps"]]
         same = next((i for i, (a, b) in enumerate(zip(before, now["read"], strict=False)) if a != b), None)
         if same is None and len(before) != len(now["read"]):
@@ -121,6 +125,7 @@ def rows(folder: Path, model: str | None, *, against: dict[str, list[str]] | Non
         found.append({"id": name, "score": score["score"], "steps": len(before),
                       "diverges": same, "answer": result["prediction"], "now": now["answer"],
                       "prompts": now["prompts"], "steps_now": len(now["read"]), "model_calls": now["model_calls"],
+                      "tokens": then, "tokens_now": now["tokens"],
                       "right_now": right(now["answer"], result["golds"], score)})
     return found
 
@@ -167,14 +172,18 @@ def right(answer: str | None, golds: Sequence[str], score: dict[str, Any]) -> bo
 def read_on_table(found: Sequence[dict[str, Any]]) -> str:
     """The reads as the change makes them, the model answering where they left the recorded ones."""
     body = result_table(
-        ["question", "right then", "right now", "steps then", "steps now", "model calls", "answer then", "answer now"],
+        ["sample", "right then", "right now", "steps then", "steps now", "prompt tokens then", "prompt tokens now",
+         "model calls", "answer then", "answer now"],
         [[row["id"], "yes" if row["score"] else "no", "yes" if row["right_now"] else "no", row["steps"],
-          row["steps_now"], row["model_calls"], cell(row["answer"], 50), cell(row["now"], 50)] for row in found])
+          row["steps_now"], row.get("tokens", ""), row.get("tokens_now", ""), row["model_calls"],
+          cell(row["answer"], 50), cell(row["now"], 50)] for row in found])
     then, now = sum(1 for r in found if r["score"]), sum(1 for r in found if r["right_now"])
     steps_then, steps_now = sum(r["steps"] for r in found), sum(r["steps_now"] for r in found)
+    tokens_then, tokens_now = sum(r.get("tokens") or 0 for r in found), sum(r.get("tokens_now") or 0 for r in found)
     return (f"{body}\n\nRight: {then} of {len(found)} then, {now} now. Steps read: {steps_then} then, {steps_now} now "
-            f"({steps_now / max(steps_then, 1):.2f}×); the model answered {sum(r['model_calls'] for r in found)} "
-            "calls, the recorded replies the rest.\n")
+            f"({steps_now / max(steps_then, 1):.2f}×); prompt tokens {tokens_then:,} then, {tokens_now:,} now "
+            f"({tokens_now / max(tokens_then, 1):.2f}×, the prompts' text by the model's tokenizer); the model "
+            f"answered {sum(r['model_calls'] for r in found)} calls, the recorded replies the rest.\n")
 
 
 def table(found: Sequence[dict[str, Any]], against: dict[str, list[str]] | None = None) -> str:
