@@ -196,7 +196,7 @@ def table(found: Sequence[dict[str, Any]], against: dict[str, list[str]] | None 
         stands += row["diverges"] is None and row["now"] == row["answer"] and shown == "same"
         rows.append([row["id"], "yes" if row["score"] else "no", row["steps"], replayed, shown,
                      cell(row["answer"], 60), cell(now, 60)])
-    body = result_table(["question", "right then", "steps", "replayed", "prompts", "answer then", "answer now"], rows)
+    body = result_table(["sample", "right then", "steps", "replayed", "prompts", "answer then", "answer now"], rows)
     if against is None:
         return (f"{body}\n\nPrompts not compared (`--against`): a read with the same passages may still show them "
                 "differently.\n")
