@@ -23,6 +23,7 @@ from memread.events import (
     StepStarted,
     Warned,
     note_read,
+    step_summary,
 )
 from memread.report import sessions_seconds
 from memread.settings import read_limit
@@ -427,8 +428,6 @@ def progress_line(state: ViewState) -> str:
 def step_summaries(state: ViewState) -> str:
     """What the last step did, as its strategy says (``answer 'unix' on a line sharing 2 …``, ``rewritten``),
     for each lane that took part in it, numbered when the run has several lanes."""
-    from memread.events import step_summary
-
     done = [lane for lane in state.lanes if lane.last is not None and lane.last.step == state.step
             and lane.lane in state.step_active]
     said = [(lane.lane, _cut(step_summary(lane.last), SUMMARY_CHARS)) for lane in done if lane.last is not None]
