@@ -1,11 +1,11 @@
 """Which recorded design reads can a change to `evidence` alter? Replays them with the model's own replies.
 
-A docqa run's ``results.jsonl`` records, for each question, the passages each step read and the model's reply to
+A bench run's ``results.jsonl`` records, for each sample, the passages each step read and the model's reply to
 it. Reading is deterministic given the replies (temperature 0), so feeding those replies back, in order, through
 the code as it is now shows without a model whether the change reads the same passages in the same order and
 settles the same answer: where it does, and no prompt changed, the model would reply as before and the result
-stands; where it diverges, the question must be read again with the model. Only the design questions
-(docqa's even-numbered ones) are replayed: a held-out question's read is not looked at.
+stands; where it diverges, the sample must be read again with the model. Only design samples (docqa's
+even-numbered questions, HotpotQA's design seed) are replayed: a held-out sample's read is not looked at.
 
     python -m benchmarks.studies.replay_reads FOLDER [--model M] [--prompts FILE.json] [--against FILE.json]
                                              [--out FILE.md]
