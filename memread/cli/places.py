@@ -31,7 +31,7 @@ def place(source: Mapping[str, Any], document: str) -> str:
     else:
         where = str(source.get("where", ""))
         text = where.removeprefix(f"{document} ") if document else where
-    return _cut(text, MAX_PLACE)
+    return cut(text, MAX_PLACE)
 
 
 def with_places(memory: str, sources: Any, document: str) -> str:
@@ -67,7 +67,7 @@ def _lines_up(line: str, excerpt: Any) -> bool:
 def _span_place(span: Mapping[str, Any], document: str) -> str:
     name = str(span.get("source", ""))
     chapters = span.get("chapters")
-    titles = tuple(_cut(str(title), MAX_CHAPTER) for title in chapters) if isinstance(chapters, list) else ()
+    titles = tuple(cut(str(title), MAX_CHAPTER) for title in chapters) if isinstance(chapters, list) else ()
     located = Span("", page_first=span.get("page_first"), page_last=span.get("page_last"),
                    label_first=span.get("label_first"), label_last=span.get("label_last"), chapters=titles,
                    line_first=span.get("line_first"), line_last=span.get("line_last")).describe().strip()
@@ -75,7 +75,8 @@ def _span_place(span: Mapping[str, Any], document: str) -> str:
     return " ".join(filter(None, (named, located)))
 
 
-def _cut(text: str, limit: int) -> str:
+def cut(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters, ending in "…" when cut."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 

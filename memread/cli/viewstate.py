@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memread.cli.places import with_places
+from memread.cli.places import cut, with_places
 from memread.document import Chunk
 from memread.events import (
     Answered,
@@ -428,17 +428,11 @@ def progress_line(state: ViewState) -> str:
 def step_summaries(state: ViewState) -> str:
     """What the last step did, as its strategy says (``answer 'unix' on a line sharing 2 …``, ``rewritten``),
     for each lane that took part in it, numbered when the run has several lanes."""
-    done = [lane for lane in state.lanes if lane.last is not None and lane.last.step == state.step
-            and lane.lane in state.step_active]
-    said = [(lane.lane, _cut(step_summary(lane.last), SUMMARY_CHARS)) for lane in done if lane.last is not None]
+    said = [(lane.lane, cut(step_summary(lane.last), SUMMARY_CHARS)) for lane in state.lanes
+            if lane.last is not None and lane.last.step == state.step and lane.lane in state.step_active]
     if len(state.lanes) < 2:
         return "; ".join(text for _, text in said if text)
     return "; ".join(f"{lane + 1}: {text}" for lane, text in said if text)
-
-
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def stats_line(state: ViewState) -> str:
