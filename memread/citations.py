@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memread.document import Span
@@ -103,26 +103,23 @@ def _from_source(lane: int, source: dict[str, Any]) -> Citation:
 def describe(citations: Sequence[Citation]) -> str:
     """One line for people, each source named once: ``report.pdf pp. 2, 4``, ``app.log lines 12, 340-352``,
     ``book.epub § 2. Setup; § 5. Upgrades``, ``a.html § Intro; b.html line 9``."""
-    places: dict[str, list[str]] = {}  # source -> where in it, in citation order, each once
+    sources: dict[str, list[Span]] = {}
     for span in dict.fromkeys(span for c in citations for span in c.spans):
-        named = span.describe()
-        source = "stdin" if span.source == "-" else span.source
-        place = named[len(source):].strip()
-        where = places.setdefault(source, [])
-        if place not in where:
-            where.append(place)
-    return "; ".join(_places(source, where) for source, where in places.items())
+        sources.setdefault(span.source, []).append(span)
+    return "; ".join(_places(spans) for spans in sources.values())
 
 
-def _places(source: str, where: Sequence[str]) -> str:
-    """``source`` and its places: lines or pages alone are listed after one word (``lines 3, 9-12``)."""
-    where = [w for w in where if w]
-    if not where:
-        return source
-    for one, many in (("line", "lines"), ("p.", "pp.")):
-        numbers = [w.split(" ", 1)[1] for w in where if w.split(" ", 1)[0] in (one, many) and " " in w
-                   and not any(mark in w.split(" ", 1)[1] for mark in (" ", "§"))]
-        if len(numbers) == len(where):
-            word = one if len(numbers) == 1 and "-" not in numbers[0] else many
-            return f"{source} {word} {', '.join(numbers)}"
-    return f"{source} {'; '.join(where)}"
+def _places(spans: Sequence[Span]) -> str:
+    """One source and its places, each once: lines alone, or pages alone, are listed after one word."""
+    name = Span(spans[0].source).describe()  # "stdin" for "-"
+    places = list(dict.fromkeys(p for p in (replace(s, source="").describe().strip() for s in spans) if p))
+    if not places:
+        return name
+    only_lines = all(s.line_first is not None and s.page_first is None and not s.chapters for s in spans)
+    only_pages = all(s.page_first is not None and s.line_first is None and not s.chapters for s in spans)
+    if only_lines or only_pages:
+        numbers = [p.split(" ", 1)[1] for p in places]  # after "line"/"lines" or "p."/"pp."
+        one = len(numbers) == 1 and places[0].startswith(("line ", "p. "))
+        word = ("line" if one else "lines") if only_lines else ("p." if one else "pp.")
+        return f"{name} {word} {', '.join(numbers)}"
+    return f"{name} {'; '.join(places)}"
