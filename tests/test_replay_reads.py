@@ -105,7 +105,7 @@ def test_a_replayed_answer_is_scored_as_its_task_scores_it() -> None:
     hqa = {"task": "hqa", "metric": "qa", "key": "hqa/50/0/evidence"}
     assert replay_reads.right("Five", ["five"], hqa) and not replay_reads.right("six", ["five"], hqa)
     assert not replay_reads.right(None, ["five"], hqa)
-    docqa = {"docqa": {"id": "octave-pdf-02", "split": "design"}}
+    docqa = {"metric": "docqa", "docqa": {"id": "octave-pdf-02", "split": "design"}}
     assert replay_reads.right("1000", ["1000"], docqa) and not replay_reads.right("100", ["1000"], docqa)
 
 

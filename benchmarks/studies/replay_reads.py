@@ -159,14 +159,11 @@ def _document(score: dict[str, Any], tokenizer: Any, documents: dict[str, tuple[
 
 
 def right(answer: str | None, golds: Sequence[str], score: dict[str, Any]) -> bool:
-    """Whether a replayed answer scores as the bench scores its task (docqa's rule, or HotpotQA's lenient match)."""
-    from memread.bench import docqa
+    """Whether a replayed answer scores as the bench scores its record (docqa's rule, HotpotQA's lenient match)."""
     from memread.bench.results import score_values
 
-    if score.get("docqa"):
-        return docqa.docqa_match(answer, golds)
-    return bool(score_values(str(score.get("metric", "qa")), golds, status="ok", prediction=answer,
-                             reply=answer or "", boxed=answer is not None)["lenient"])
+    return bool(score_values(str(score["metric"]), golds, status="ok", prediction=answer, reply=answer or "",
+                             boxed=answer is not None)["lenient"])
 
 
 def read_on_table(found: Sequence[dict[str, Any]]) -> str:
