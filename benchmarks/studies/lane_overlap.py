@@ -26,14 +26,13 @@ def overlap(top: Sequence[set[int]]) -> tuple[int, int]:
 
 
 def rows(model: str | None, passages: int) -> list[list[object]]:
-    from memread.backends.fake import FakeBackend
     from memread.backends.llamacpp import LlamaTokenizer
     from memread.bench import docqa
     from memread.chunk import Chunker
     from memread.ingest import open_document
-    from memread.loop import Loop
     from memread.models import resolve
     from memread.settings import Settings
+    from memread.strategies import create_strategy
     from memread.strategies.evidence import EvidenceStrategy
 
     tokenizer = LlamaTokenizer(resolve(model, pull=False))
@@ -45,9 +44,7 @@ def rows(model: str | None, passages: int) -> list[list[object]]:
     for doc, questions in by_doc.items():
         document = open_document(str(docqa.document_path(doc)))
         chunks = list(Chunker(tokenizer, EvidenceStrategy.default_chunk_tokens).chunks(document.segments()))
-        loop = Loop(FakeBackend(lambda request: "none}", continues_replies=True, tokenizer=tokenizer), questions,
-                    Settings(strategy="evidence"))
-        strategy = loop.strategy
+        strategy = create_strategy(Settings(strategy="evidence"), tokenizer)
         assert isinstance(strategy, EvidenceStrategy)
         strategy.observe_document(document)
         strategy.index(chunks)
