@@ -178,9 +178,10 @@ def test_time_on_different_machines_is_compared_as_each_one_s_whole_read(tmp_pat
     assert conditions[2].figures.startswith("1.00× as × whole read on each run's own machine")
 
 
-def test_a_later_candidates_records_stand_for_evidence_where_its_folder_exists(tmp_path: Path) -> None:
+def test_only_a_later_candidates_own_records_stand_for_evidence(tmp_path: Path) -> None:
     docqa(tmp_path, "evidence", set())  # v7: none right
     docqa(tmp_path, "bm25", set())
+    hqa(tmp_path, "evidence", [1, 1, 1])  # v7's at 50 documents: v8 has none there yet
     later = tmp_path / "v8"
     docqa(later, "evidence", ids(QUESTIONS))  # v8: all right, in a folder of its own
     (later / f"docqa-{MODEL}").rename(tmp_path / f"docqa-v8-{MODEL}")
@@ -188,7 +189,8 @@ def test_a_later_candidates_records_stand_for_evidence_where_its_folder_exists(t
     chosen = goal35.Results(tmp_path, MODEL, None, "v8")
     assert goal35.verdicts(chosen)[0].figures == "100 % (45/45)"
     assert "45 samples to 0" in goal35.ahead_of_bm25(chosen).figures  # against the same BM25-RAG records
-    assert f"`docqa-v8-{MODEL}`" in goal35.report(chosen, MODEL) and f"`hqa50-seed1127-{MODEL}`" in \
+    assert chosen.n("hqa50-seed1127", "evidence") == 0 and results(tmp_path).n("hqa50-seed1127", "evidence") == 3
+    assert f"`docqa-v8-{MODEL}`" in goal35.report(chosen, MODEL) and f"`hqa50-seed1127-v8-{MODEL} (none yet)`" in \
         goal35.report(chosen, MODEL)
 
 

@@ -59,8 +59,8 @@ REQUIRED: tuple[tuple[str, str, int, tuple[str, ...], int], ...] = (
 
 class Results:
     """The acceptance's records, by folder prefix. ``candidate``: the name of a later frozen version of
-    ``evidence`` (``v8``) whose records live in folders of their own (``docqa-v8-MODEL``, ...); where such a
-    folder exists, its ``evidence`` records stand for the candidate's, beside the same baselines."""
+    ``evidence`` (``v8``) whose records live in folders of their own (``docqa-v8-MODEL``, ...): its ``evidence``
+    records, and only those, stand for the candidate's, beside the same baselines."""
 
     def __init__(self, bench: Path, model: str, ask: Path | None = None, candidate: str | None = None) -> None:
         def read(name: str) -> list[dict[str, Any]]:
@@ -72,10 +72,12 @@ class Results:
         self.sources: dict[str, str] = {}  # where the candidate's records of each prefix come from
         for prefix in (DOCQA, HQA50, HQA400):
             found = read(prefix)
-            later = read(f"{prefix}-{candidate}") if candidate else []
-            if later:
-                found = [r for r in found if r["method"] != NEW] + [r for r in later if r["method"] == NEW]
-            self.sources[prefix] = f"{prefix}-{candidate}-{model}" if later else f"{prefix}-{model}"
+            if candidate:  # only the candidate's own records stand for it: no earlier version's fills a gap
+                later = [r for r in read(f"{prefix}-{candidate}") if r["method"] == NEW]
+                found = [r for r in found if r["method"] != NEW] + later
+                self.sources[prefix] = f"{prefix}-{candidate}-{model}" + ("" if later else " (none yet)")
+            else:
+                self.sources[prefix] = f"{prefix}-{model}"
             self.records[prefix] = found
         self.ask: dict[str, Any] | None = None
         if ask is not None and ask.is_file():
