@@ -88,6 +88,7 @@ class EvidenceStrategy(Strategy):
         self._passages: Passages | None = None
         self._groups: dict[str, list[collect.Group]] = {}
         self._document: Any = None
+        self._backwards: bool | None = None
 
     # --- the document ---------------------------------------------------------------------------------
 
@@ -99,6 +100,7 @@ class EvidenceStrategy(Strategy):
         self.close()
         self._passages = Passages(chunks, outline=lambda: list(getattr(self._document, "outline", None) or []))
         self._groups.clear()
+        self._backwards = None
 
     def _never_mentioned(self, question: str) -> list[str]:
         """The question's identifiers that no passage holds: a lookup about one is answered, without reading, that
@@ -322,12 +324,20 @@ class EvidenceStrategy(Strategy):
     def _choose_groups(self, question: str, state: State, completion: Completion) -> StepResult:
         groups = self._collected(question)
         chosen, issues = collect.chosen_groups(completion.text, len(groups))
+        by_part = collect.part_group(question, groups)
+        if by_part is not None and chosen != [by_part]:
+            # The model read "numbered like #.#" as chapters (own-aggregate-10): the question's part word decides.
+            issues.append(f"the question counts its parts: group {by_part}, by their numbering, not "
+                          f"{', '.join(map(str, chosen)) or 'none'}")
+            chosen = [by_part]
         if not chosen and groups:
             chosen = [1]
             issues.append("the reply names no group; the first (the closest match) is taken")
         picked = [groups[n - 1] for n in chosen]
-        items = sorted((item for g in picked for item in g.items), key=keeping.document_order)
         kind = self.mode(question)
+        items = [item for g in picked for item in g.items]
+        items = (collect.in_order(items, self._newest_first()) if kind in (collect.FIRST, collect.LAST)
+                 else sorted(items, key=keeping.document_order))
         if kind == collect.FIRST:
             items = items[:1]
         elif kind == collect.LAST:
@@ -338,7 +348,10 @@ class EvidenceStrategy(Strategy):
         memory = f"{counted}\n{listed}" if kind in (collect.COUNT, collect.LIST) else listed
         shown = keeping.for_model(items[:12]) if items else prompts.NO_MEMORY  # the model is shown no places
         shown = f"{counted}\n{shown}" if kind in (collect.COUNT, collect.LIST) else shown
-        more = kind == collect.COUNT  # a how-many question also reads its best passages (phase)
+        # A how-many question also reads its best passages (phase), for a number a line states ("closed for 12
+        # days"), unless it counts the document's parts: a number on a contents line or a heading is a section's
+        # own ("5.2 Character Arrays" gave 2 for the sections of "5 Strings"; own-aggregate.md).
+        more = kind == collect.COUNT and not all(g.parts for g in picked)
         new_state = {**state, "done": not more, "counts": counts, "kind": kind, "items": items[:200],
                      "counted": shown, "sources": _sources(items[:200]), "memory": memory}
         if not more:
@@ -348,6 +361,14 @@ class EvidenceStrategy(Strategy):
                           decisions={"groups": chosen, "counts": counts},
                           summary=f"chose group {', '.join(map(str, chosen))}: {sum(counts)} lines",
                           parse_issues=tuple(issues), steps_left=self._steps_left(question, new_state))
+
+    def _newest_first(self) -> bool:
+        """Whether the document runs backwards in time (:func:`collect.newest_first`; computed once)."""
+        if self._backwards is None:
+            passages = self.passages
+            self._backwards = collect.newest_first(unit.text for index in range(len(passages))
+                                                   for unit in passages.units(index, keep=False))
+        return self._backwards
 
     def _collected(self, question: str) -> list[collect.Group]:
         """The groups of the whole document's units that a collect question is about (computed once)."""

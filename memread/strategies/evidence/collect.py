@@ -11,6 +11,7 @@ counted, and says which of them the question is about; code counts those, and th
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -96,6 +97,8 @@ class Group:
     key: str
     count: int = 0
     items: list[dict[str, Any]] = field(default_factory=list)
+    parts: bool = False  # headings: the document's parts, counted from its structure, never read off a line
+    numbering: str = ""  # the headings' numbering pattern ("#", "#.#", "A"), "" for none; "again": a second run
 
     def add(self, item: dict[str, Any]) -> None:
         self.count += 1
@@ -145,7 +148,9 @@ def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[s
         every = [pair for pair in chosen if set(required) <= pair[1]]
         some = [pair for pair in chosen if set(required) & pair[1]]
         chosen = every or some or chosen
-    return sorted((g for g, _ in chosen), key=lambda g: (-len(g.key.split(", ")), -g.count))[:MAX_GROUPS]
+    # Those holding more of the anchors first (counted from the anchors: a shape may hold a comma, "* Snapshot,"),
+    # then the larger.
+    return [g for g, _ in sorted(chosen, key=lambda pair: (-len(pair[1]), -pair[0].count))][:MAX_GROUPS]
 
 
 def group_headings(found: Iterable[tuple[dict[str, Any], Unit]], scope: str | None) -> list[Group]:
@@ -165,15 +170,16 @@ def group_headings(found: Iterable[tuple[dict[str, Any], Unit]], scope: str | No
             continue
         seen.add(unit.text)
         key = f"headings numbered like {pattern}" + (f" under {scope}" if scope else "")
-        groups.setdefault(key, Group(key)).add(item)
+        groups.setdefault(key, Group(key, parts=True, numbering=pattern)).add(item)
     # The outermost level first ("chapters" before "sections"), then the larger.
     return sorted(groups.values(), key=lambda g: (g.key.count("."), -g.count))[:MAX_GROUPS]
 
 
-def group_outline(outline: Sequence[Any], titles: Sequence[str]) -> list[Group]:
+def group_outline(outline: Sequence[Any], titles: Sequence[str], question: str = "") -> list[Group]:
     """The document's outline (its own headings: PDF bookmarks, HTML and EPUB headings) grouped by level and
-    numbering; with ``titles`` (sections the question names), only the headings directly under the first of
-    them the outline has."""
+    numbering; with ``titles`` (sections the question quotes), only the headings directly under the first of
+    them the outline has; without, under the section the question names by its title's words, if one has
+    headings under it ("the Strings chapter")."""
     entries = list(outline)
     scope = None
     for title in titles:
@@ -182,19 +188,15 @@ def group_outline(outline: Sequence[Any], titles: Sequence[str]) -> list[Group]:
                      None)
         if scope is not None:
             break
-    if scope is not None:
-        level = entries[scope].level
-        under = []
-        for heading in entries[scope + 1:]:
-            if heading.level <= level:
-                break
-            if heading.level == level + 1:
-                under.append(heading)
-        entries = under
-    elif titles:
+    if scope is None and titles:
         return []
+    if scope is None and question:
+        scope = named_section(entries, question)
+    if scope is not None:
+        entries = headings_under(entries, scope)
     groups: dict[str, Group] = {}
     seen: set[tuple[int, str]] = set()
+    numbers: dict[str, set[str]] = {}  # the numbers each group holds: a number again starts a second sequence
     for heading in entries:
         if (heading.level, heading.title) in seen:
             continue
@@ -202,10 +204,79 @@ def group_outline(outline: Sequence[Any], titles: Sequence[str]) -> list[Group]:
         pattern = numbering(heading.title + " ")
         key = (f"level {heading.level + 1} headings" + (f" numbered like {pattern}" if pattern else " without a number")
                + (f" under {outline[scope].title}" if scope is not None else ""))
+        number = heading_number(heading.title)
+        # An EPUB's appendix "1. Overview …" after chapters 1 to 8 (a letter may be the article: "A Sample …")
+        if number is not None and number[0].isdigit() and number in numbers.setdefault(key, set()):
+            key += ", numbered again"
+        numbers.setdefault(key, set()).add(number or "")
         place = heading.source.rsplit("/", 1)[-1] + (f" p. {heading.page}" if heading.page else "")
-        groups.setdefault(key, Group(key)).add({"text": heading.title, "where": place, "chunk": 0, "start": 0,
+        again = " again" if key.endswith("again") else ""
+        groups.setdefault(key, Group(key, parts=True, numbering=(pattern or "") + again)).add({"text": heading.title, "where": place, "chunk": 0, "start": 0,
                                                 "head": "", "spans": [], "step": 1, "how": "outline"})
-    return sorted(groups.values(), key=lambda g: (int(g.key.split()[1]), g.key.count("."), -g.count))[:MAX_GROUPS]
+    return sorted(groups.values(), key=lambda g: (int(g.key.split()[1]), "again" in g.key, g.key.count("."),
+                                                  -g.count))[:MAX_GROUPS]
+
+
+# A part the question counts, and the numbering such parts have in books and manuals: chapters 1, 2, 3…,
+# appendices A, B, C…, sections 1.1, 1.2…
+_PART_NUMBERING = {"chapter": "#", "appendix": "A", "appendice": "A", "section": "#.#"}
+
+
+def part_group(question: str, groups: Sequence[Group]) -> int | None:
+    """The group (1-based) a question about the document's parts counts, chosen by code when it names one kind
+    of part and the groups are headings not scoped to a section: its outermost group numbered as that kind is
+    ("How many chapters …": the first numbered 1, 2, 3…, not its sections 1.1, 1.2…, nor an appendix numbered
+    from 1 again); None to let the model choose."""
+    kinds = {_PART_NUMBERING[word] for word in stems(query_terms(question)) if word in _PART_NUMBERING}
+    if len(kinds) != 1 or not groups or not all(g.parts and " under " not in g.key for g in groups):
+        return None
+    wanted = kinds.pop()
+    return next((n for n, g in enumerate(groups, 1) if g.numbering == wanted), None)
+
+
+def heading_number(title: str) -> str | None:
+    """A heading's number as written: ``12.3`` for "12.3. RAID", ``12`` for "Chapter 12. …", ``B`` for "B Test"."""
+    match = re.match(r"\s*(?:(?:Chapter|Appendix|Part|Section)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.?\s", title + " ")
+    return match.group(1) if match else None
+
+
+def named_section(entries: Sequence[Any], question: str) -> int | None:
+    """The outline heading the question names as a part: its title's words in a row, next to a word for a part
+    ("How many sections does the Strings chapter have?" names "5 Strings"; "… the Debian Administrator's Handbook
+    have?" names no part), the one of most words, the outermost among equals; None when no heading with headings
+    under it is named so."""
+    asked = re.findall(r"\w+", question.lower())
+    named = []
+    for i, heading in enumerate(entries):
+        words = re.findall(r"\w+", _unnumbered(heading.title).lower())
+        if not words:
+            continue
+        for at in range(len(asked) - len(words) + 1):
+            around = asked[max(0, at - 1):at] + asked[at + len(words):at + len(words) + 1]
+            if asked[at:at + len(words)] == words and stems(around) & _PARTS:
+                named.append((-len(words), heading.level, i))
+                break
+    return next((i for _, _, i in sorted(named) if headings_under(entries, i)), None)
+
+
+def headings_under(entries: Sequence[Any], scope: int) -> list[Any]:
+    """The headings one level under ``entries[scope]``: by their numbers where the section and they are numbered
+    (12.1 to 12.4 under "Chapter 12", wherever the outline has them: an HTML folder's outline follows its files'
+    names), else the headings that follow it in the outline, one level deeper, until its level comes again."""
+    number = heading_number(entries[scope].title)
+    if number is not None:
+        numbered = [h for h in entries if (n := heading_number(h.title)) is not None and n.startswith(number + ".")
+                    and n.count(".") == number.count(".") + 1]
+        if numbered:
+            return numbered
+    level = entries[scope].level
+    under = []
+    for heading in entries[scope + 1:]:
+        if heading.level <= level:
+            break
+        if heading.level == level + 1:
+            under.append(heading)
+    return under
 
 
 def _unnumbered(title: str) -> str:
@@ -220,6 +291,47 @@ def section_number(title: str, headings: Iterable[str]) -> str | None:
         if match and wanted and stems(query_terms(match.group(2))) == wanted:
             return match.group(1)
     return None
+
+
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                      "dec"), 1)}
+_DATE = re.compile(r"\b(\d{1,2})\s+(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?,?\s+(\d{4})\b|"
+                   r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def date_of(text: str) -> tuple[int, int, int] | None:
+    """The first date a line gives (``Sun,  9 Mar 2003 01:02:39`` or ``2003-03-09``), as (year, month, day)."""
+    match = _DATE.search(text)
+    if match is None:
+        return None
+    if match.group(1):
+        return int(match.group(3)), _MONTHS[match.group(2).lower()], int(match.group(1))
+    return int(match.group(4)), int(match.group(5)), int(match.group(6))
+
+
+def newest_first(texts: Iterable[str]) -> bool:
+    """Whether the document's dated lines run backwards in time, mostly (a changelog, a news file): its first
+    upload in time is the last in the text. Three in four steps between its dated lines must go back (binutils'
+    changelog: 629 back, 25 on; a manual's or a web page's dates go both ways)."""
+    dates = [date for text in texts if (date := date_of(text)) is not None]
+    steps = list(itertools.pairwise(dates))
+    back, on = sum(1 for a, b in steps if b < a), sum(1 for a, b in steps if b > a)
+    return len(dates) >= 10 and back >= 3 * on
+
+
+def _number_key(number: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else 1000 + ord(part[0]) for part in number.split("."))
+
+
+def in_order(items: Sequence[dict[str, Any]], backwards: bool = False) -> list[dict[str, Any]]:
+    """Collected items in the order "first" and "last" mean: numbered headings by their numbers (an HTML folder's
+    outline follows its files' names, "Chapter 12" before "Chapter 6"); else in time, which is the document's
+    order, or its reverse when the document runs ``backwards`` (:func:`newest_first`)."""
+    ordered = sorted(items, key=keeping.document_order)
+    numbers = [heading_number(str(item["text"])) for item in ordered]
+    if ordered and all(item.get("how") == "outline" for item in ordered) and None not in numbers:
+        return [item for _, item in sorted(zip(numbers, ordered, strict=True), key=lambda pair: _number_key(str(pair[0])))]
+    return ordered[::-1] if backwards else ordered
 
 
 def summary(groups: Sequence[Group]) -> str:
@@ -241,7 +353,7 @@ def collected(passages: Any, question: str) -> list[Group]:
     """The groups of the whole document's units a question is about: the outline's headings (or the headings
     the text marks) for a question about the document's parts, else the units holding its anchors."""
     if parts_asked(question) and passages.outline:
-        groups = group_outline(passages.outline, quoted(question))
+        groups = group_outline(passages.outline, quoted(question), question)
         if groups:
             return groups
     if parts_asked(question):

@@ -1,0 +1,159 @@
+"""Design questions of our own about docqa's documents: what the design set lacks, asked of a strategy.
+
+docqa's design set (its even-numbered questions) has no *absent* question, and only four aggregates, all "how
+many" of a kind the question names. So the evidence design wrote its own against the same documents, each with
+a check that code runs over the document's text: ``absent`` (six questions, ``data/docqa-design-absent.jsonl``:
+the text lacks what is asked) and ``aggregate`` (``data/docqa-design-aggregate.jsonl``: counts, firsts and lasts,
+their golds computed by a regular expression over the text, not by reading). Each is read with ``memread``'s own
+run (as ``memread ask`` does, default model unless ``--model``) and scored with docqa's rule: an absent question
+is right when the answer says the document does not say, any other when a gold's words are in the answer.
+
+    python -m benchmarks.studies.own_questions [--set absent|aggregate] [--questions ID,…] [--strategy evidence]
+        [--threads 1] [--model M] [--cache FILE.jsonl] [--out FILE.md]
+    python -m benchmarks.studies.own_questions --set aggregate --check    # the golds against the documents
+
+Rows go to ``--cache`` (a JSONL, default ``own-SET.jsonl`` in the current folder) as they finish, and a second
+run skips the questions it holds for the same strategy and code version. The documents are docqa's, fetched and
+checked by sha256 at first use (``MEMREAD_DOCQA_DIR`` to use a cache of them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks._helpers.result_files import cell, emit
+from benchmarks._helpers.result_files import table as result_table
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SETS = {"absent": DATA / "docqa-design-absent.jsonl", "aggregate": DATA / "docqa-design-aggregate.jsonl"}
+
+
+def own_questions(name: str = "absent") -> list[dict[str, Any]]:
+    path = SETS[name]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def check_absent(question: dict[str, Any], text: str) -> bool:
+    """Whether the document's text indeed lacks what the question asks (its ``absent_regex`` finds nothing)."""
+    return re.search(question["absent_regex"], text) is None
+
+
+def computed(question: dict[str, Any], text: str) -> str | None:
+    """The answer code computes from the document's text by the question's ``check``: ``count`` (how many times
+    its pattern matches), ``distinct`` (how many different first groups it matches: a contents line and its
+    section's heading are one section), ``first`` or ``last`` (the first group of the first or last match)."""
+    (how, pattern), = question["check"].items()
+    matches = list(re.finditer(pattern, text))
+    if how == "count":
+        return str(len(matches))
+    if how == "distinct":
+        return str(len({match.group(1) for match in matches}))
+    if not matches:
+        return None
+    return (matches[0] if how == "first" else matches[-1]).group(1)
+
+
+def checked(question: dict[str, Any], text: str) -> bool:
+    """Whether the question's gold stands: absent where it is absent, else the first gold is what code computes."""
+    if question["kind"] == "absent":
+        return check_absent(question, text)
+    return computed(question, text) == question["golds"][0]
+
+
+def document_text(doc: str) -> str:
+    """A docqa document's text as memread reads it (its loader's segments, in order)."""
+    from memread.bench.docqa import document_path
+    from memread.ingest import open_document
+
+    return "\n".join(segment.text for segment in open_document(str(document_path(doc))).segments())
+
+
+def ask(question: dict[str, Any], *, strategy: str, model: str | None, threads: int) -> dict[str, Any]:
+    from memread.bench.docqa import docqa_match, document_path
+    from memread.run import ReadRequest, Run
+    from memread.settings import Settings
+
+    source = str(document_path(question["doc"]))
+    request = ReadRequest(source=source, questions=[question["question"]], settings=Settings(strategy=strategy),
+                          model=model, backend_options={"n_threads": threads}, write_trace=False)
+    started = time.perf_counter()
+    run = Run(request.validated())
+    try:
+        result = run.read()[0]
+    finally:
+        run.close()
+    answer = result.answer or ""
+    golds = question["golds"] if question["kind"] != "absent" else ["not in the document"]
+    return {"id": question["id"], "doc": question["doc"], "strategy": strategy, "answer": answer,
+            "right": docqa_match(answer, golds), "seconds": round(time.perf_counter() - started, 1)}
+
+
+def table(rows: Sequence[dict[str, Any]], absent: bool = True) -> str:
+    head = "says absent" if absent else "right"
+    body = result_table(["question", "document", "strategy", "answer", head, "s"],
+                        [[row["id"], row["doc"], row["strategy"], cell(row["answer"], 80),
+                          "yes" if row["right"] else "no", f"{row['seconds']:.0f}"] for row in rows])
+    right = sum(1 for row in rows if row["right"])
+    return f"{body}\n\n{'Said absent' if absent else 'Right'}: {right} of {len(rows)}.\n"
+
+
+def check_table(questions: Sequence[dict[str, Any]]) -> str:
+    texts: dict[str, str] = {}
+    rows = []
+    for question in questions:
+        text = texts.setdefault(question["doc"], document_text(question["doc"]))
+        rows.append([question["id"], question["doc"], cell(question["golds"][0], 40),
+                     "absent" if question["kind"] == "absent" else cell(computed(question, text) or "—", 40),
+                     "yes" if checked(question, text) else "**no**"])
+    return result_table(["question", "document", "gold", "computed from the text", "stands"], rows) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from memread.version import code_id
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=sorted(SETS), default="absent")
+    parser.add_argument("--strategy", default="evidence")
+    parser.add_argument("--model")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--cache", type=Path)
+    parser.add_argument("--questions", help="only these (comma-separated ids)")
+    parser.add_argument("--check", action="store_true", help="only check the golds against the documents' text")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    questions = own_questions(args.set)
+    if args.questions:
+        wanted = args.questions.split(",")
+        questions = [q for q in questions if q["id"] in wanted]
+    if args.check:
+        return emit(check_table(questions), args.out)
+    cache = args.cache or Path(f"own-{args.set}.jsonl")
+    code = code_id()
+    done: dict[str, dict[str, Any]] = {}
+    if cache.is_file():
+        for line in cache.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row.get("strategy") == args.strategy and row.get("code") == code:
+                done[row["id"]] = row
+    rows = []
+    for question in questions:
+        if question["id"] not in done:
+            row = {**ask(question, strategy=args.strategy, model=args.model, threads=args.threads),
+                   "code": code}
+            with cache.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            done[question["id"]] = row
+            print(f"{row['id']}: {row['answer'][:80]!r} ({row['seconds']:.0f} s)", file=sys.stderr)
+        rows.append(done[question["id"]])
+    return emit(table(rows, absent=args.set == "absent"), args.out)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

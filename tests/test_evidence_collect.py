@@ -1,0 +1,129 @@
+"""The collect path of `evidence` on a document's structure: the parts a question names, numbered headings
+wherever an outline has them, numbers that start again, and "first"/"last" in the order a reader means."""
+
+from __future__ import annotations
+
+import pytest
+
+from memread.chunk import Chunker
+from memread.document import Heading, Provenance, Segment
+from memread.strategies.evidence import collect
+from memread.tokens import CharTokenizer
+from tests.test_strategy_evidence import run
+
+
+def heading(level: int, title: str, source: str = "book.html") -> Heading:
+    return Heading(level=level, title=title, source=source)
+
+
+# An HTML folder's outline follows its files' names: chapter 12's later sections come from other files, after
+# chapter 6 and before nothing in particular.
+FOLDER = [heading(0, "The Handbook", "index.html"), heading(1, "Foreword", "index.html"),
+          heading(0, "Chapter 12. Advanced Administration", "advanced.html"),
+          heading(1, "12.1. RAID and LVM", "advanced.html"), heading(2, "12.1.1. Software RAID", "advanced.html"),
+          heading(0, "Chapter 6. The APT Tools", "apt.html"), heading(1, "6.1. Filling sources.list", "apt.html"),
+          heading(1, "12.3. Automated Installation", "sect.install.html"),
+          heading(1, "12.2. Virtualization", "sect.virt.html"), heading(1, "12.4. Monitoring", "sect.mon.html")]
+
+
+def counted(outline: list[Heading], question: str) -> tuple[int, str]:
+    groups = collect.group_outline(outline, collect.quoted(question), question)
+    return groups[0].count, groups[0].key
+
+
+def test_a_section_named_next_to_a_part_word_scopes_the_count_to_its_numbered_headings_wherever_they_are() -> None:
+    count, key = counted(FOLDER, "How many sections does the Advanced Administration chapter have?")
+    assert (count, key) == (4, "level 2 headings numbered like #.# under Chapter 12. Advanced Administration")
+    assert collect.headings_under(FOLDER, 5) == [FOLDER[6]]  # chapter 6: its one section
+
+
+def test_unnumbered_sections_are_those_that_follow_the_named_one_a_level_deeper() -> None:
+    pdf = [heading(0, "4 Numeric Data Types"), heading(1, "Integer Types"), heading(0, "5 Strings"),
+           heading(1, "Escape Sequences"), heading(2, "Octal escapes"), heading(1, "Character Arrays"),
+           heading(0, "6 Data Containers"), heading(1, "Structures")]
+    assert counted(pdf, "How many sections does the Strings chapter of the manual have?")[0] == 2
+    assert counted(pdf, "How many sections does chapter Strings have?")[0] == 2
+
+
+def test_a_title_the_question_names_as_no_part_does_not_scope_it() -> None:
+    # "the Handbook" is the book's own title: the question counts the book's chapters, not the title's children
+    assert counted(FOLDER, "How many chapters does The Handbook have?") == (2, "level 1 headings numbered like #")
+    assert collect.named_section(FOLDER, "How many chapters does The Handbook have?") is None
+    assert collect.named_section(FOLDER, "Which tools does the APT Tools chapter describe?") == 5
+
+
+def test_a_number_that_comes_again_is_a_second_sequence_not_one_more_chapter() -> None:
+    epub = [heading(0, f"{n}. Chapter {n}") for n in range(1, 9)] + [heading(0, "1. Overview of Tools")]
+    groups = collect.group_outline(epub, [], "How many chapters does the reference have?")
+    assert [(g.count, g.key) for g in groups] == [(8, "level 1 headings numbered like #"),
+                                                  (1, "level 1 headings numbered like #, numbered again")]
+
+
+def test_dates_tell_a_document_that_runs_backwards_in_time() -> None:
+    assert collect.date_of(" -- Matthias Klose <doko@debian.org>  Sun,  9 Mar 2003 01:02:39 +0100") == (2003, 3, 9)
+    assert collect.date_of("released 2021-06-30 with fixes") == (2021, 6, 30)
+    assert collect.date_of("12.2.0 (Debian 12.2.0-14+deb12u1)") is None
+    newest = [f" -- A <a@b>  Mon, {d} Jan {y}" for y in range(2020, 2008, -1) for d in (20, 3)]
+    assert collect.newest_first(newest) and not collect.newest_first(newest[::-1])
+    mixed = [f"in {y}-01-01" for y in (2001, 1999, 2005, 1998, 2010, 2003, 2011, 2000, 2012, 2004, 2013)]
+    assert not collect.newest_first(mixed)  # a manual's dates go both ways
+    assert not collect.newest_first(newest[:8])  # too few to tell
+
+
+def test_first_and_last_follow_numbers_for_headings_and_time_for_the_rest() -> None:
+    chapters = [{"text": t, "chunk": 0, "start": 0, "how": "outline"} for t in
+                ("Chapter 12. Advanced", "Chapter 6. APT", "Chapter 16. Conclusion", "Chapter 2. Case Study")]
+    assert [i["text"] for i in collect.in_order(chapters)][::3] == ["Chapter 2. Case Study", "Chapter 16. Conclusion"]
+    lines = [{"text": f"line {n}", "chunk": n // 2, "start": n, "how": "collected"} for n in (3, 1, 2)]
+    assert [i["text"] for i in collect.in_order(lines)] == ["line 1", "line 2", "line 3"]
+    assert [i["text"] for i in collect.in_order(lines, backwards=True)] == ["line 3", "line 2", "line 1"]
+
+
+CHANGELOG = "".join(f"tool ({v}.0-1) unstable; urgency=medium\n\n  * Build with zstd {v}.\n\n"
+                    f" -- Ann Maintainer <ann@example.org>  Mon, {v:02d} Jan {2000 + v} 10:00:00 +0100\n\n"
+                    for v in range(12, 0, -1))  # newest first, as Debian changelogs are
+
+
+@pytest.mark.parametrize(("question", "version"), [
+    ("Which is the earliest upload that builds with zstd?", 1),  # the last in the text: the oldest
+    ("Which is the latest upload that builds with zstd?", 12),
+])
+def test_in_a_newest_first_changelog_the_earliest_upload_is_the_last_in_the_text(question: str,
+                                                                                  version: int) -> None:
+    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(CHANGELOG, Provenance("changelog", line_start=1))]))
+    results, _, backend = run([question], {"Group 1": "1", "zstd": "nothing"}, chunks=chunks)
+    assert results[0].answer.startswith(f"tool ({version}.0-1)")
+    shown = backend.requests[-1].messages[-1].content  # the final prompt: the one item code found
+    assert f"zstd {version}." in shown and f"zstd {13 - version}." not in shown
+
+
+def test_a_count_of_parts_is_the_structures_and_reads_no_passage_for_a_stated_number() -> None:
+    text = ("Contents: 1.2.2 debdiff, the second of 2 lint tools in section Package lint tools.\n\n"
+            "1.1. Package tools\n\nThey build packages.\n\n1.2. Package lint tools\n\n1.2.1. lintian\n\n"
+            "Checks packages.\n\n1.2.2. debdiff\n\nCompares packages.\n\n1.2.3. duck\n\nChecks links.\n\n"
+            "1.3. Helpers\n\n1.3.1. debhelper\n\nHelps.\n")
+    chunks = list(Chunker(CharTokenizer(), 120).chunks([Segment(text, Provenance("tools.txt", line_start=1))]))
+    question = 'How many tools are described in the "Package lint tools" section?'
+    results, _, backend = run([question], {"Group 1": "1", "counted": "2"}, chunks=chunks)
+    assert results[0].answer == "3"  # the three headings under 1.2; the "2" a contents line states is no count
+    assert len(backend.requests) == 2  # the group chosen, then the answer: no passage read for a stated number
+
+
+def test_the_part_a_question_counts_picks_its_group_by_numbering_not_by_the_models_reading() -> None:
+    epub = ([heading(0, f"{n}. Chapter {n}") for n in range(1, 9)] + [heading(0, "1. Overview of Tools")] +
+            [heading(1, f"{n}.{m}. Section") for n in range(1, 9) for m in (1, 2)] + [heading(0, "A. Glossary")])
+    question = "How many chapters does the reference have?"
+    groups = collect.group_outline(epub, [], question)
+    assert [(g.numbering, g.count) for g in groups] == [("#", 8), ("A", 1), ("# again", 1), ("#.#", 16)]
+    assert collect.part_group(question, groups) == 1
+    assert collect.part_group("How many appendices does the reference have?", groups) == 2
+    assert collect.part_group("How many sections does the reference have?", groups) == 4
+    # two kinds of part named, or a section named: the model chooses
+    assert collect.part_group("How many chapters, not counting appendices, does it have?", groups) is None
+    scoped = collect.group_outline(FOLDER, [], "How many sections does the Advanced Administration chapter have?")
+    assert collect.part_group("How many sections does the Advanced Administration chapter have?", scoped) is None
+    text = "".join(f"{n}. Chapter {n}\n\nText.\n\n{n}.1. Section\n\nMore.\n\n{n}.2. Section\n\nMore.\n\n"
+                   for n in (1, 2))
+    chunks = list(Chunker(CharTokenizer(), 200).chunks([Segment(text, Provenance("r.txt"))]))
+    results, _, _ = run(["How many chapters does the reference have?"], {"Group": "2"}, chunks=chunks)
+    assert results[0].answer == "2"  # the model chose group 2 (the 4 sections): code's group of chapters counted
