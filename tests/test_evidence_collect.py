@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memread.chunk import Chunker
-from memread.document import Heading, Provenance, Segment
+from memread.document import Heading, Provenance, Segment, Span
 from memread.strategies.evidence import collect
 from memread.tokens import CharTokenizer
 from tests.test_strategy_evidence import run
@@ -35,6 +35,10 @@ def test_a_section_named_next_to_a_part_word_scopes_the_count_to_its_numbered_he
     count, key = counted(FOLDER, "How many sections does the Advanced Administration chapter have?")
     assert (count, key) == (4, "level 2 headings numbered like #.# under Chapter 12. Advanced Administration")
     assert collect.headings_under(FOLDER, 5) == [FOLDER[6]]  # chapter 6: its one section
+    # each counted heading is cited where it is: the answer's sources name the parts it counted
+    groups = collect.group_outline(FOLDER, [], "How many sections does the Advanced Administration chapter have?")
+    places = sorted(Span.from_dict(item["spans"][0]).describe() for item in groups[0].items)
+    assert places[:2] == ["advanced.html § 12.1. RAID and LVM", "sect.install.html § 12.3. Automated Installation"]
 
 
 def test_unnumbered_sections_are_those_that_follow_the_named_one_a_level_deeper() -> None:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memread.document import Span
 from memread.recall import query_terms
 from memread.strategies.evidence import keeping
 from memread.strategies.evidence.keeping import stems
@@ -210,9 +211,13 @@ def group_outline(outline: Sequence[Any], titles: Sequence[str], question: str =
             key += ", numbered again"
         numbers.setdefault(key, set()).add(number or "")
         place = heading.source.rsplit("/", 1)[-1] + (f" p. {heading.page}" if heading.page else "")
+        # Where the heading is, so that the answer cites the parts it counted ("sources: … § 12.2. Virtualization")
+        span = Span(heading.source, page_first=heading.page, page_last=heading.page, chapters=(heading.title,),
+                    line_first=heading.line, line_last=heading.line)
         again = " again" if key.endswith("again") else ""
-        groups.setdefault(key, Group(key, parts=True, numbering=(pattern or "") + again)).add({"text": heading.title, "where": place, "chunk": 0, "start": 0,
-                                                "head": "", "spans": [], "step": 1, "how": "outline"})
+        groups.setdefault(key, Group(key, parts=True, numbering=(pattern or "") + again)).add(
+            {"text": heading.title, "where": place, "chunk": 0, "start": 0, "head": "", "spans": [span.to_dict()],
+             "step": 1, "how": "outline"})
     return sorted(groups.values(), key=lambda g: (int(g.key.split()[1]), "again" in g.key, g.key.count("."),
                                                   -g.count))[:MAX_GROUPS]
 
