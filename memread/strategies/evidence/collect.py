@@ -114,10 +114,13 @@ def shape_of(text: str) -> str:
     return re.sub(r"\d+", "#", key)
 
 
+_NUMBERED = re.compile(r"\s*(?:(?:Chapter|Appendix|Part|Section)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.?\s")
+
+
 def numbering(text: str) -> str | None:
     """A heading's numbering pattern: ``12`` for "12 Packages", ``12.3`` for "12.3. RAID", ``A`` for "A Grammar",
     ``A.2`` for "A.2. Ubuntu"; None when it has none."""
-    match = re.match(r"\s*(?:(?:Chapter|Appendix|Part|Section)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.?\s", text)
+    match = _NUMBERED.match(text)
     if not match:
         return None
     return re.sub(r"^[A-Z]", "A", re.sub(r"\d+", "#", match.group(1)))  # appendices A, B, C… alike
@@ -162,12 +165,10 @@ def group_headings(found: Iterable[tuple[dict[str, Any], Unit]], scope: str | No
     for item, unit in found:
         if unit.kind != HEADING or unit.text in seen:
             continue
-        number = re.match(r"\s*(?:(?:Chapter|Appendix|Part|Section)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)", unit.text)
-        pattern = numbering(unit.text)
+        pattern, number = numbering(unit.text), heading_number(unit.text)
         if pattern is None or number is None:
             continue
-        if scope is not None and not (number.group(1).startswith(scope + ".") and
-                                      number.group(1).count(".") == scope.count(".") + 1):
+        if scope is not None and not (number.startswith(scope + ".") and number.count(".") == scope.count(".") + 1):
             continue
         seen.add(unit.text)
         key = f"headings numbered like {pattern}" + (f" under {scope}" if scope else "")
@@ -207,15 +208,15 @@ def group_outline(outline: Sequence[Any], titles: Sequence[str], question: str =
                + (f" under {outline[scope].title}" if scope is not None else ""))
         number = heading_number(heading.title)
         # An EPUB's appendix "1. Overview …" after chapters 1 to 8 (a letter may be the article: "A Sample …")
-        if number is not None and number[0].isdigit() and number in numbers.setdefault(key, set()):
+        again = number is not None and number[0].isdigit() and number in numbers.get(key, set())
+        if again:
             key += ", numbered again"
         numbers.setdefault(key, set()).add(number or "")
         place = heading.source.rsplit("/", 1)[-1] + (f" p. {heading.page}" if heading.page else "")
         # Where the heading is, so that the answer cites the parts it counted ("sources: … § 12.2. Virtualization")
         span = Span(heading.source, page_first=heading.page, page_last=heading.page, chapters=(heading.title,),
                     line_first=heading.line, line_last=heading.line)
-        again = " again" if key.endswith("again") else ""
-        groups.setdefault(key, Group(key, parts=True, numbering=(pattern or "") + again)).add(
+        groups.setdefault(key, Group(key, parts=True, numbering=(pattern or "") + (" again" if again else ""))).add(
             {"text": heading.title, "where": place, "chunk": 0, "start": 0, "head": "", "spans": [span.to_dict()],
              "step": 1, "how": "outline"})
     return sorted(groups.values(), key=lambda g: (int(g.key.split()[1]), "again" in g.key, g.key.count("."),
@@ -241,7 +242,7 @@ def part_group(question: str, groups: Sequence[Group]) -> int | None:
 
 def heading_number(title: str) -> str | None:
     """A heading's number as written: ``12.3`` for "12.3. RAID", ``12`` for "Chapter 12. …", ``B`` for "B Test"."""
-    match = re.match(r"\s*(?:(?:Chapter|Appendix|Part|Section)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.?\s", title + " ")
+    match = _NUMBERED.match(title + " ")
     return match.group(1) if match else None
 
 
