@@ -171,8 +171,8 @@ def main() -> None:
     while tried < args.points and late < 3 * args.points:
         trace = work / f"trial-{tried + late:03d}.jsonl"
         killed, point = kill_somewhere(memread(*ask, "--trace", str(trace), env=env), trace, steps)
-        if not killed:
-            late += 1  # the run ended first: not a kill
+        if not killed or (trace.exists() and b'"type":"run_finished"' in trace.read_bytes()):
+            late += 1  # the run ended first (or wrote its last record and was exiting): not a kill
             continue
         tried += 1
         trial: dict[str, Any] = {"kill_point": point, "landed": where(trace), "kills": 1}
