@@ -8,18 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
+from memread.cli.trim import cut, cut_left
+
 app = typer.Typer(help="List, show and remove saved runs (traces).", no_args_is_help=False)
-
-
-def _cut(text: str | None, width: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _cut_left(text: str, width: int) -> str:
-    """Keep the end: of a path or place, the file name and the pages or lines say the most."""
-    text = " ".join(text.split())
-    return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
 def _local(created: str) -> str:
@@ -57,8 +48,8 @@ def traces(
         if len(run.questions) > 1:
             question += f" (+{len(run.questions) - 1})"
         rows.append((run.run_id, _local(run.created), run.status, run.strategy,
-                     _cut(Path(run.model).name, 24), _cut_left(run.document, 24), _cut(question, 40),
-                     _cut(run.answers[0] if run.answers else None, 30)))
+                     cut(Path(run.model).name, 24), cut_left(run.document, 24), cut(question, 40),
+                     cut(run.answers[0] if run.answers else None, 30)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         env.out("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
@@ -106,12 +97,12 @@ def _summary(trace: Any, result: dict[str, Any]) -> list[str]:
         decision = step_summary(step)
         if step.truncated:
             decision += " (cut)"
-        lines.append(f"{step.step + 1:>4}  {step.lane + 1:>4}  {_cut_left(step.chunk.describe(), 33):<33}  "
-                     f"{_cut(decision, 30):<30}  {len(step.memory):>5}c  {step.seconds:>7.1f}")
+        lines.append(f"{step.step + 1:>4}  {step.lane + 1:>4}  {cut_left(step.chunk.describe(), 33):<33}  "
+                     f"{cut(decision, 30):<30}  {len(step.memory):>5}c  {step.seconds:>7.1f}")
     lines.append("")
     for lane in result["lanes"]:
         label = f" {lane['lane'] + 1}" if len(result["lanes"]) > 1 else ""
-        answer = _cut(lane["answer"], 300) if lane["answer"] is not None else "(not answered)"
+        answer = cut(lane["answer"], 300) if lane["answer"] is not None else "(not answered)"
         lines.append(f"answer{label}:  {answer}")
         if lane["citations"]:
             lines.append("sources:  " + "; ".join(dict.fromkeys(c["where"] for c in lane["citations"])))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from memread.cli.trim import cut, cut_left
 from memread.document import Span
 
 MAX_PLACE = 40  # characters of one entry's place at most: the entry itself is what the pane is for
@@ -71,15 +72,5 @@ def _span_place(span: Mapping[str, Any], document: str) -> str:
     located = Span("", page_first=span.get("page_first"), page_last=span.get("page_last"),
                    label_first=span.get("label_first"), label_last=span.get("label_last"), chapters=titles,
                    line_first=span.get("line_first"), line_last=span.get("line_last")).describe().strip()
-    named = "" if name == document else _cut_left(name, MAX_NAME)
+    named = "" if name == document else cut_left(name, MAX_NAME)
     return " ".join(filter(None, (named, located)))
-
-
-def cut(text: str, limit: int) -> str:
-    """``text`` on one line, at most ``limit`` characters, ending in "…" when cut."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
-
-
-def _cut_left(text: str, limit: int) -> str:
-    return text if len(text) <= limit else "…" + text[-(limit - 1):]

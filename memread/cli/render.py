@@ -17,17 +17,13 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from memread.cli.trim import cut
 from memread.cli.viewstate import EXIT_GATE_HINT, LaneView, ViewState, duration, indexing_text, stats_line
 from memread.events import step_summary
 
 CHANGED = "bold green"  # bold survives NO_COLOR, so the change stays visible without colour
 _SPLIT = re.compile(r"(\s+)")
 MAX_PANES = 3  # more lanes than this: a compact table plus the pane of the lane that changed last
-
-
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def memory_text(before: str, after: str, *, window: int | None = None) -> Text:
@@ -77,7 +73,7 @@ def header(state: ViewState) -> Panel:
     document = state.document_name
     if len(document) > 40:  # keep the end of a long path: the file name says the most
         document = "…" + document[-39:]
-    grid.add_row(Text.assemble((document, "bold"), f"  {_short(model, 32)} · {state.backend} · {state.strategy}",
+    grid.add_row(Text.assemble((document, "bold"), f"  {cut(model, 32)} · {state.backend} · {state.strategy}",
                                no_wrap=True, overflow="ellipsis"),
                  Text(f"elapsed {duration(state.elapsed)}"))
     done = state.chunks_done
@@ -110,7 +106,7 @@ def chunk_pane(state: ViewState, *, lines: int = 2, width: int = 100) -> Panel:
     if chunk is None:
         waiting = indexing_text(state.indexed) if state.indexed is not None else "waiting for the first chunk"
         return Panel(Text(waiting, style="dim"), title="chunk", height=lines + 2)
-    excerpt = _short(chunk.text, max(40, (width - 6) * lines))
+    excerpt = cut(chunk.text, max(40, (width - 6) * lines))
     title = f"chunk {chunk.index + 1} · {chunk.describe()} · {chunk.tokens:,} tokens"
     if state.reason:
         title += f" · {state.reason}"
@@ -122,7 +118,7 @@ def lane_pane(state: ViewState, view: LaneView, *, lines: int, width: int) -> Pa
     title = f"memory · {mark}{state.count_tokens(view.memory)} tok"
     if len(state.lanes) > 1:
         title = f"lane {view.lane + 1} · {mark}{state.count_tokens(view.memory)} tok · " \
-            f"{_short(view.question, max(12, width - 30))}"
+            f"{cut(view.question, max(12, width - 30))}"
     previous, memory = state.shown_memory(view)
     body = memory_text(previous, memory, window=max(80, (width - 4) * lines)) if memory else \
         Text("No previous memory", style="dim")
@@ -148,9 +144,9 @@ def answer_panels(state: ViewState, *, citations: dict[int, str] | None = None) 
     for view in state.lanes:
         if view.answer is None:
             continue
-        title = "answer" if len(state.lanes) == 1 else f"answer {view.lane + 1}: {_short(view.question, 60)}"
+        title = "answer" if len(state.lanes) == 1 else f"answer {view.lane + 1}: {cut(view.question, 60)}"
         # The full answer goes to stdout; the panel keeps to a few lines so a rambling reply cannot flood.
-        body = Text(_short(view.answer.answer, 6 * 100) if len(view.answer.answer) > 600 else
+        body = Text(cut(view.answer.answer, 6 * 100) if len(view.answer.answer) > 600 else
                     (view.answer.answer or "(empty)"), style="bold")
         if not view.answer.boxed:
             body.append("\n(no \\boxed{} in the reply: showing the whole reply)", style="dim")
@@ -197,7 +193,7 @@ def frame(state: ViewState, *, height: int = 30, width: int = 100, final: bool =
     elif state.lanes:
         parts.append(lane_pane(state, state.lanes[0], lines=lines, width=width))
     if state.warnings:
-        parts.append(Text(f"warning: {_short(state.warnings[-1], width - 20)}"
+        parts.append(Text(f"warning: {cut(state.warnings[-1], width - 20)}"
                           + (f" (+{len(state.warnings) - 1} more)" if len(state.warnings) > 1 else ""),
                           style="yellow"))
     if final:

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memread.cli.places import cut, with_places
+from memread.cli.places import with_places
+from memread.cli.trim import cut
 from memread.document import Chunk
 from memread.events import (
     Answered,
