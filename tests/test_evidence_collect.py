@@ -110,7 +110,9 @@ def test_a_count_of_parts_is_the_structures_and_reads_no_passage_for_a_stated_nu
     question = 'How many tools are described in the "Package lint tools" section?'
     results, _, backend = run([question], {"Group 1": "1", "counted": "2"}, chunks=chunks)
     assert results[0].answer == "3"  # the three headings under 1.2; the "2" a contents line states is no count
-    assert len(backend.requests) == 2  # the group chosen, then the answer: no passage read for a stated number
+    # The group chosen, and nothing more: no passage read for a stated number, and no final call, since the
+    # answer can be one number only (one group counted)
+    assert len(backend.requests) == 1
 
 
 def test_the_part_a_question_counts_picks_its_group_by_numbering_not_by_the_models_reading() -> None:
@@ -131,3 +133,19 @@ def test_the_part_a_question_counts_picks_its_group_by_numbering_not_by_the_mode
     chunks = list(Chunker(CharTokenizer(), 200).chunks([Segment(text, Provenance("r.txt"))]))
     results, _, _ = run(["How many chapters does the reference have?"], {"Group": "2"}, chunks=chunks)
     assert results[0].answer == "2"  # the model chose group 2 (the 4 sections): code's group of chapters counted
+
+
+def test_a_count_the_final_reply_could_change_still_asks_for_it() -> None:
+    from memread.settings import Settings
+    from memread.strategies import create_strategy
+    from memread.strategies.evidence.answer import count_choices
+
+    assert count_choices([3], []) == {"3"} and count_choices([3, 3], []) == {"3", "6"}
+    assert count_choices([50], ["4", " 1,000"]) == {"50", "4", "1000"}
+    ask = create_strategy(Settings(strategy="evidence"), CharTokenizer()).answered_in_code
+    parts = {"counts": [8], "kind": "count", "candidates": []}
+    assert ask(0, "How many chapters are there?", parts) == "8"
+    two = {**parts, "counts": [8, 2]}  # two groups: the model may answer either count or their sum
+    stated = {**parts, "candidates": [{"answer": "12", "own_support": 4}]}  # "closed for 12 days"
+    first = {"counts": [3], "kind": "first", "candidates": [], "items": [{"text": "x"}]}
+    assert [ask(0, "How many?", s) for s in (two, stated, first)] == [None, None, None]

@@ -44,10 +44,6 @@ __all__ = ["EvidenceOptions", "EvidenceStrategy", "units"]
 REPLY_TOKENS = 48  # a boxed answer: a name, a value, a path
 FINAL_TOKENS = 200  # at most, for the final answer: a copied value, or a count and the lines it cites
 COLLECT_REPLY_TOKENS = 24
-# Question words a line must share for the number on it to answer a how-many question instead of code's count: "The
-# pier was closed for 12 days after the storm" does; "# of unexpected successes 4" (design question gcc-testlog-06,
-# whose count is the 50 XPASS lines) and a heading's "2.4.1" (octave-pdf-08) do not.
-STATED_SUPPORT = 3
 READ, SELECT, COLLECT = "read", "select", "collect"
 
 
@@ -392,9 +388,14 @@ class EvidenceStrategy(Strategy):
         return min(self.settings.final_tokens, FINAL_TOKENS)
 
     def answered_in_code(self, lane: int, question: str, state: State) -> str | None:
-        """A lookup no check confirmed is answered that the document does not say (naming what it never mentions,
-        if the question names it), without the model's final reply, which :meth:`settle` would not read."""
-        if state.get("counts") is not None or self.mode(question) != "lookup" or state.get("confirmed"):
+        """What :meth:`settle` answers whatever the final reply says, so no final call is made: a lookup no check
+        confirmed, that the document does not say (naming what it never mentions, if the question names it); a
+        count that can be one number only (one group counted, no number a passage stated), that number."""
+        counts = state.get("counts")
+        if counts and state.get("kind") == collect.COUNT:
+            choices = answer.count_choices(list(counts), answer.stated(state.get("candidates", [])))
+            return str(sum(counts)) if choices == {str(sum(counts))} else None
+        if counts is not None or self.mode(question) != "lookup" or state.get("confirmed"):
             return None
         missing = self._never_mentioned(question)
         return answer.never_mentioned(missing) if missing else answer.DOES_NOT_SAY
@@ -402,11 +403,7 @@ class EvidenceStrategy(Strategy):
     def settle(self, lane: int, question: str, state: State, reply_answer: str, boxed: bool) -> tuple[str, bool]:
         counts = state.get("counts")
         if counts is not None and state.get("kind") == collect.COUNT:
-            # A number a passage states counts only on a line about the question ("closed for 12 days"), not a
-            # section number on a heading ("2.4.1 Cursor Motion").
-            stated = [str(c["answer"]) for c in state.get("candidates", [])
-                      if c.get("answer") and int(c.get("own_support", 0)) >= STATED_SUPPORT]
-            return answer.settle_count(reply_answer, list(counts), stated), True
+            return answer.settle_count(reply_answer, list(counts), answer.stated(state.get("candidates", []))), True
         items = state.get("items") or []
         if counts is not None and state.get("kind") in (collect.FIRST, collect.LAST) and items:
             first = items[0]

@@ -10,7 +10,8 @@ made (:mod:`.collect`), not the model's.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from memread.strategies.evidence.reading import NONE_ANSWERS, echoes, snap
 
@@ -24,6 +25,10 @@ COLLECT_INSTRUCTION = (
     "You are given what memread counted in a whole document: groups of lines, each with how many there are, "
     "and a question. Answer the question from these counts and lines, in \\boxed{}."
 )
+# Question words a line must share for the number on it to answer a how-many question instead of code's count: "The
+# pier was closed for 12 days after the storm" does; "# of unexpected successes 4" (design question gcc-testlog-06,
+# whose count is the 50 XPASS lines) and a heading's "2.4.1" (octave-pdf-08) do not.
+STATED_SUPPORT = 3
 _ABSENT = re.compile(r"\b(?:not (?:in|found|mentioned|stated|given|provided|specified)|no (?:answer|information)|"
                      r"does not|doesn't|cannot|unknown|none)\b", re.IGNORECASE)
 
@@ -82,13 +87,24 @@ def settle_item(answer: str, item: str, question: str, head: str = "") -> str:
     return " ".join(item.split())
 
 
+def stated(candidates: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The answers the passages read gave on lines about the question, which a how-many answer may be instead of
+    code's count ("closed for 12 days")."""
+    return [str(c["answer"]) for c in candidates if c.get("answer") and int(c.get("own_support", 0)) >= STATED_SUPPORT]
+
+
+def count_choices(counts: list[int], stated: Iterable[str] = ()) -> set[str]:
+    """The numbers a how-many answer may be: a count code made, their sum, or a number a passage stated."""
+    valid = {str(c) for c in counts} | ({str(sum(counts))} if counts else set())
+    return valid | {s.strip().replace(",", "") for s in stated if re.fullmatch(r"\d[\d,]*", s.strip())}
+
+
 def settle_count(answer: str, counts: list[int], stated: Iterable[str] = ()) -> str:
     """A how-many question's answer: the model's number when it is one of the counts code made (or their sum), or
     a number a passage read states as its whole answer (``stated``: "closed for 12 days" gave "12"); else the
     count code made for the groups chosen (a section number, "1.2", is no count)."""
     number = re.search(r"\d[\d,]*", answer)
-    valid = {str(c) for c in counts} | ({str(sum(counts))} if counts else set())
-    valid |= {s.replace(",", "") for s in stated if re.fullmatch(r"\d[\d,]*", s.strip())}
+    valid = count_choices(counts, stated)
     if number and number.group().replace(",", "") in valid:
         return number.group().replace(",", "")
     return str(sum(counts)) if counts else DOES_NOT_SAY
