@@ -100,6 +100,8 @@ class Group:
     items: list[dict[str, Any]] = field(default_factory=list)
     parts: bool = False  # headings: the document's parts, counted from its structure, never read off a line
     numbering: str = ""  # the headings' numbering pattern ("#", "#.#", "A"), "" for none; "again": a second run
+    level: int = 0  # an outline's heading level (0: the outermost)
+    scope: str = ""  # the part the headings are under, when the question names one
 
     def add(self, item: dict[str, Any]) -> None:
         self.count += 1
@@ -172,9 +174,9 @@ def group_headings(found: Iterable[tuple[dict[str, Any], Unit]], scope: str | No
             continue
         seen.add(unit.text)
         key = f"headings numbered like {pattern}" + (f" under {scope}" if scope else "")
-        groups.setdefault(key, Group(key, parts=True, numbering=pattern)).add(item)
+        groups.setdefault(key, Group(key, parts=True, numbering=pattern, scope=scope or "")).add(item)
     # The outermost level first ("chapters" before "sections"), then the larger.
-    return sorted(groups.values(), key=lambda g: (g.key.count("."), -g.count))[:MAX_GROUPS]
+    return sorted(groups.values(), key=lambda g: (g.numbering.count("."), -g.count))[:MAX_GROUPS]
 
 
 def group_outline(outline: Sequence[Any], titles: Sequence[str], question: str = "") -> list[Group]:
@@ -216,10 +218,11 @@ def group_outline(outline: Sequence[Any], titles: Sequence[str], question: str =
         # Where the heading is, so that the answer cites the parts it counted ("sources: … § 12.2. Virtualization")
         span = Span(heading.source, page_first=heading.page, page_last=heading.page, chapters=(heading.title,),
                     line_first=heading.line, line_last=heading.line)
-        groups.setdefault(key, Group(key, parts=True, numbering=(pattern or "") + (" again" if again else ""))).add(
-            {"text": heading.title, "where": place, "chunk": 0, "start": 0, "head": "", "spans": [span.to_dict()],
-             "step": 1, "how": "outline"})
-    return sorted(groups.values(), key=lambda g: (int(g.key.split()[1]), "again" in g.key, g.key.count("."),
+        group = Group(key, parts=True, numbering=(pattern or "") + (" again" if again else ""), level=heading.level,
+                      scope=outline[scope].title if scope is not None else "")
+        groups.setdefault(key, group).add({"text": heading.title, "where": place, "chunk": 0, "start": 0, "head": "",
+                                           "spans": [span.to_dict()], "step": 1, "how": "outline"})
+    return sorted(groups.values(), key=lambda g: (g.level, g.numbering.endswith("again"), g.numbering.count("."),
                                                   -g.count))[:MAX_GROUPS]
 
 
@@ -234,7 +237,7 @@ def part_group(question: str, groups: Sequence[Group]) -> int | None:
     ("How many chapters …": the first numbered 1, 2, 3…, not its sections 1.1, 1.2…, nor an appendix numbered
     from 1 again); None to let the model choose."""
     kinds = {_PART_NUMBERING[word] for word in stems(query_terms(question)) if word in _PART_NUMBERING}
-    if len(kinds) != 1 or not groups or not all(g.parts and " under " not in g.key for g in groups):
+    if len(kinds) != 1 or not groups or not all(g.parts and not g.scope for g in groups):
         return None
     wanted = kinds.pop()
     return next((n for n, g in enumerate(groups, 1) if g.numbering == wanted), None)
