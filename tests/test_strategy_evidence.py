@@ -194,6 +194,18 @@ def test_a_passage_that_begins_inside_a_record_is_read_under_the_records_first_l
     passages.close()
 
 
+def test_a_banner_a_log_centres_with_tabs_is_kept_alone_not_under_the_line_above() -> None:
+    log = ("FAIL: libstdc++-prettyprinters/libfundts.cc print as\n\n\t\t=== libstdc++ Summary ===\n\n"
+           "# of expected passes\t\t16106\n\nbinutils (2.30-4) unstable\n\n  * Fix the build.\n")
+    chunk = next(Chunker(CharTokenizer(), 400).chunks([Segment(log, Provenance("test.log", line_start=1))]))
+    every = units(chunk.text)
+    banner = next(i for i, u in enumerate(every) if u.heading)
+    assert every[banner].indent == 16
+    assert keeping.entry(chunk, every, banner, "", step=1, how="answer")["text"] == "=== libstdc++ Summary ==="
+    item = next(i for i, u in enumerate(every) if u.text.startswith("* Fix"))  # an item still comes with its header
+    assert keeping.entry(chunk, every, item, "", step=1, how="answer")["text"].startswith("binutils (2.30-4)")
+
+
 def test_headings_are_grouped_by_numbering_and_scoped_under_a_named_section() -> None:
     text = ("1.1. Package tools\n\n1.2. Package lint tools\n\n1.2.1. lintian\n\n1.2.2. debdiff\n\n"
             "1.2.3. duck\n\n1.3. Helpers\n\n1.3.1. debhelper\n")

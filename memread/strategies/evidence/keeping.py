@@ -42,8 +42,9 @@ def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, s
         while last + 1 in same and last - position < AFTER:
             last += 1
     # An indented line is part of the record it is indented under: the record's first line comes with it
-    # ("gcc-verbose-lto-link:" above "  Prefix LLINKER with /usr/bin/time -v"), if it is near.
-    if unit.indent > 0:
+    # ("gcc-verbose-lto-link:" above "  Prefix LLINKER with /usr/bin/time -v"), if it is near. Not a heading: a
+    # log centres its banners with tabs ("\t\t=== libstdc++ Summary ===" is under no "FAIL: …" line above it).
+    if unit.indent > 0 and not unit.heading:
         for above in range(position - 1, max(-1, position - 4), -1):  # the record's header further up is its head
             other = found[above]
             if other.readable and other.indent < unit.indent:
