@@ -96,18 +96,3 @@ def test_an_empty_folder_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "void").mkdir()
     with pytest.raises(InputError, match="no readable files"):
         open_document(str(tmp_path / "void"))
-
-
-def test_an_svg_is_read_for_its_words_and_an_icon_without_words_is_skipped_as_empty(tmp_path: Path) -> None:
-    # An HTML manual's folder holds its icons and figures as SVG: as text, their markup was a quarter of its tokens.
-    chart = ('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100">'
-             '<title>Revenue by year</title><rect x="10" y="10" width="30" height="60" style="fill:#ce0000"/>'
-             '<text x="10" y="90">2023: 4.2 M</text><circle cx="16" cy="16" r="14"/></svg>\n')
-    icon = '<svg xmlns="http://www.w3.org/2000/svg"><g id="layer1"><path d="M 0,0 L 10,10 z"/></g></svg>\n'
-    root = build_tree(tmp_path / "site", {"index.html": "<h1>Report</h1><p>See the chart.</p>",
-                                          "images/chart.svg": chart, "images/note.svg": icon})
-    document = open_document(str(root))
-    text, _ = read_all(document)
-    assert text.endswith("=== images/chart.svg ===\nRevenue by year\n\n2023: 4.2 M")  # a label a line
-    assert "circle" not in text and "path" not in text and "note.svg" not in text
-    assert document.stats.formats == {"html": 1, "svg": 1} and document.stats.skipped == {"empty": 1}

@@ -139,7 +139,7 @@ def _open_text(source: Source, document: Document) -> Iterator[Segment]:
 
 _TEXT_EXTENSION_NAMES = (
     "txt text md markdown rst adoc asciidoc org tex bib log out err csv tsv json jsonl ndjson xml yaml yml "
-    "toml ini cfg conf properties env css srt vtt diff patch sql sh bash zsh fish ps1 bat "
+    "toml ini cfg conf properties env css svg srt vtt diff patch sql sh bash zsh fish ps1 bat "
     "py pyi c h cc cpp hpp cxx hxx cs java kt kts scala go rs rb php pl pm lua r jl swift m mm js mjs cjs "
     "ts tsx jsx vue dart ex exs erl hs ml clj lisp el vim nix tf gradle cmake mk dockerfile gitignore "
     "sum eml mbox ics"
@@ -159,8 +159,5 @@ def _ensure_builtins() -> None:
         Loader("pdf", "pdf", (".pdf",), is_pdf, _open_pdf),
         Loader("epub", "epub", (".epub",), is_epub, _open_epub),
         Loader("html", "html", (".html", ".htm", ".xhtml"), lambda head: False, _open_html),
-        # An SVG is a drawing: its words are its <text>, <title> and <desc> (a chart's labels), not its markup
-        # (the 44 icons of an HTML manual's folder were a quarter of its tokens as text; most hold no words).
-        Loader("svg", "svg", (".svg",), lambda head: False, _open_html),
     ):
         _add(loader, replace=False)

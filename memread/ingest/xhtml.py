@@ -54,9 +54,6 @@ BLOCKS = frozenset(
         "form",
         "center",
         "hgroup",
-        # SVG's words (a drawing's labels): each <text> and <desc> is a line of its own
-        "text",
-        "desc",
     ]
 )
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
