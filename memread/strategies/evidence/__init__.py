@@ -393,7 +393,7 @@ class EvidenceStrategy(Strategy):
         count that can be one number only (one group counted, no number a passage stated), that number."""
         counts = state.get("counts")
         if counts and state.get("kind") == collect.COUNT:
-            choices = answer.count_choices(list(counts), answer.stated(state.get("candidates", [])))
+            choices = answer.count_choices(list(counts), answer.stated_numbers(state.get("candidates", [])))
             return str(sum(counts)) if choices == {str(sum(counts))} else None
         if counts is not None or self.mode(question) != "lookup" or state.get("confirmed"):
             return None
@@ -403,7 +403,7 @@ class EvidenceStrategy(Strategy):
     def settle(self, lane: int, question: str, state: State, reply_answer: str, boxed: bool) -> tuple[str, bool]:
         counts = state.get("counts")
         if counts is not None and state.get("kind") == collect.COUNT:
-            return answer.settle_count(reply_answer, list(counts), answer.stated(state.get("candidates", []))), True
+            return answer.settle_count(reply_answer, list(counts), answer.stated_numbers(state.get("candidates", []))), True
         items = state.get("items") or []
         if counts is not None and state.get("kind") in (collect.FIRST, collect.LAST) and items:
             first = items[0]

@@ -87,7 +87,7 @@ def settle_item(answer: str, item: str, question: str, head: str = "") -> str:
     return " ".join(item.split())
 
 
-def stated(candidates: Iterable[Mapping[str, Any]]) -> list[str]:
+def stated_numbers(candidates: Iterable[Mapping[str, Any]]) -> list[str]:
     """The answers the passages read gave on lines about the question, which a how-many answer may be instead of
     code's count ("closed for 12 days")."""
     return [str(c["answer"]) for c in candidates if c.get("answer") and int(c.get("own_support", 0)) >= STATED_SUPPORT]
