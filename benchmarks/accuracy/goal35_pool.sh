@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Issue 35's remaining acceptance cells (results/goal-35.md), shared by workers so that neither core idles: each
+# worker takes the next job nobody has taken (a claim is a directory, made atomically) and runs it at one thread.
+# The docqa `overwrite` cell runs as one job a question, each into its own folder. A job that stops (Ctrl-C, a
+# reset machine) is taken again by the next worker started; `memread bench` skips the samples already finished.
+#
+#   bash benchmarks/accuracy/goal35_pool.sh setup        # the frozen worktrees and their `memread` wrappers
+#   nohup setsid nice -n 10 bash benchmarks/accuracy/goal35_pool.sh work a >> $SWEEPS/pool-a.log 2>&1 &
+#   nohup setsid nice -n 10 bash benchmarks/accuracy/goal35_pool.sh work b >> $SWEEPS/pool-b.log 2>&1 &
+#   bash benchmarks/accuracy/goal35_pool.sh sync         # finished scores into results/bench, the goal check again
+#
+# SWEEPS (default /work/sweeps) holds the folders (acc/), the document cache and the claims; it is never committed
+# (results.jsonl holds third-party text). The frozen code: `overwrite` runs v7 (24fb49c with the resume fix
+# 60dc942, as its first three docqa questions did), `evidence` at 400 documents runs v11 (95a4fa1), the candidate.
+set -uo pipefail
+main=$(cd "$(dirname "$0")/../.." && pwd)
+sweeps=${SWEEPS:-/work/sweeps}
+Q=qwen2.5-coder-1.5b-q4_0
+export MEMREAD_DOCQA_DIR=${MEMREAD_DOCQA_DIR:-$sweeps/docqa-cache}
+
+jobs() {  # name|version|memread bench arguments, in the order they are taken
+    local overwrite=() d i
+    for d in devref-epub gcc-testlog binutils-changelog; do
+        for i in 01 02 03 04 05 06 07 08 09; do overwrite+=("$d-$i"); done
+    done
+    local first=1
+    for q in "${overwrite[@]}"; do
+        echo "ow-$q|v7|docqa --questions $q --methods overwrite --threads 1 --model $Q --out acc/docqa-ow-$q-$Q"
+        if ((first)); then  # the 400-document cell is short: one worker takes it while the other reads
+            echo "hqa400-v11|v11|hqa --lengths 400 --samples 32 --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/hqa400-seed1127-v11-$Q"
+            echo "hqa400-base|v11|hqa --lengths 400 --samples 32 --methods bm25,closed-book --threads 1 --data-seed 1127 --model $Q --out acc/hqa400-seed1127-$Q"
+            first=0
+        fi
+    done
+}
+
+setup() {
+    mkdir -p "$sweeps"/{bin,acc,claim,done} /work/wt
+    [ -d /work/wt/v11 ] || git -C "$main" worktree add -q --detach /work/wt/v11 95a4fa1
+    if [ ! -d /work/wt/v7 ]; then
+        git -C "$main" worktree add -q --detach /work/wt/v7 24fb49c
+        git -C /work/wt/v7 -c user.name=sweeps -c user.email=sweeps@localhost cherry-pick 60dc942 >/dev/null
+    fi
+    for v in v7 v11; do  # cwd must not hold another memread: the wrappers run from $sweeps
+        printf '#!/usr/bin/env bash\nPYTHONPATH=/work/wt/%s exec %s -m memread "$@"\n' "$v" "$(command -v python)" \
+            > "$sweeps/bin/memread-$v"
+        chmod +x "$sweeps/bin/memread-$v"
+    done
+}
+
+committed() {  # the docqa questions whose overwrite records results/bench already holds
+    python - "$main/benchmarks/results/bench/docqa-$Q/scores.jsonl" <<'EOF2'
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    record = json.loads(line) if line.strip() else {}
+    if record.get("method") == "overwrite":
+        print("ow-" + record["docqa"]["id"])
+EOF2
+}
+
+work() {
+    local worker=$1 name version args
+    local have
+    have=$(committed)
+    while IFS='|' read -r name version args; do
+        [ -e "$sweeps/done/$name" ] && continue
+        grep -qx -- "$name" <<< "$have" && continue
+        mkdir "$sweeps/claim/$name" 2>/dev/null || continue
+        echo "[$(date -u +%FT%TZ)] $worker starts $name ($version)"
+        # shellcheck disable=SC2086
+        (cd "$sweeps" && "bin/memread-$version" bench $args)
+        local status=$?
+        if ((status == 0)); then
+            touch "$sweeps/done/$name"
+            echo "[$(date -u +%FT%TZ)] $worker finished $name"
+        else  # left claimed: `rmdir $SWEEPS/claim/NAME` lets a worker take it again
+            echo "[$(date -u +%FT%TZ)] $worker: $name stopped (exit $status); left claimed"
+        fi
+    done < <(jobs)
+}
+
+sync() {  # copy what has finished into results/bench and make the tables and the goal check again
+    local bench=$main/benchmarks/results/bench f docqa=$main/benchmarks/results/bench/docqa-$Q
+    for f in "$sweeps"/acc/docqa-ow-*-$Q; do  # a question's overwrite record joins the docqa folder
+        [ -e "$f/scores.jsonl" ] || continue
+        python - "$f/scores.jsonl" "$docqa/scores.jsonl" <<'EOF'
+import json, sys
+new, into = sys.argv[1], sys.argv[2]
+have = {json.loads(line)["key"] for line in open(into, encoding="utf-8") if line.strip()}
+add = [line for line in open(new, encoding="utf-8") if line.strip() and json.loads(line)["key"] not in have]
+with open(into, "a", encoding="utf-8") as out:
+    out.writelines(add)
+EOF
+    done
+    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q; do
+        [ -e "$sweeps/acc/$f/scores.jsonl" ] || continue
+        mkdir -p "$bench/$f"
+        cp "$sweeps/acc/$f"/{run.json,scores.jsonl} "$bench/$f/"
+    done
+    for f in "$docqa" "$bench/hqa400-seed1127-v11-$Q" "$bench/hqa400-seed1127-$Q"; do
+        [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
+    done
+    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v11 --out benchmarks/results/goal-35-check.md)
+}
+
+case ${1:-} in
+    setup) setup ;;
+    work) work "${2:?which worker: a name of your choosing}" ;;
+    sync) sync ;;
+    jobs) jobs ;;
+    *) echo "usage: $0 setup | work NAME | sync | jobs" >&2; exit 2 ;;
+esac
