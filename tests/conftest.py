@@ -118,14 +118,19 @@ def _models_only_in_model_tests() -> Iterator[None]:
         yield
 
 
+def isolate(patch: pytest.MonkeyPatch, home: Path) -> None:
+    """Every test's environment: its own MEMREAD_HOME, the shared model cache, no user settings or plugins."""
+    patch.setenv("MEMREAD_HOME", str(home))
+    patch.setenv("MEMREAD_MODELS_DIR", str(PERSISTENT_MODELS_DIR))
+    for name in _CLEARED:
+        patch.delenv(name, raising=False)
+    # No installed plugin changes results (memread-html would read the built-in HTML tests); plugin tests opt in.
+    patch.setenv("MEMREAD_PLUGINS", "")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MEMREAD_HOME", str(tmp_path_factory.mktemp("memread-home")))
-    monkeypatch.setenv("MEMREAD_MODELS_DIR", str(PERSISTENT_MODELS_DIR))
-    for name in _CLEARED:
-        monkeypatch.delenv(name, raising=False)
-    # No installed plugin changes results (memread-html would read the built-in HTML tests); plugin tests opt in.
-    monkeypatch.setenv("MEMREAD_PLUGINS", "")
+    isolate(monkeypatch, tmp_path_factory.mktemp("memread-home"))
 
 
 @pytest.fixture(scope="session")

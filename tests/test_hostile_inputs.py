@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from conftest import isolate
 
 from memread.testing.documents import (
     SCANNED,
@@ -90,11 +91,13 @@ class Result:
 
 
 def memread(*args: str, stdin: bytes = b"", env: dict[str, str] | None = None, cwd: Path | None = None,
-            timeout: float = TIMEOUT) -> Result:
-    """``memread args…`` in a fresh interpreter, killed after ``timeout`` seconds (a hang fails the test)."""
+            timeout: float = TIMEOUT, base: dict[str, str] | None = None) -> Result:
+    """``memread args…`` in a fresh interpreter, killed after ``timeout`` seconds (a hang fails the test), in
+    ``base`` (default: this process's environment) with ``env`` on top."""
     try:
         done = subprocess.run([sys.executable, "-m", "memread", *args], input=stdin, capture_output=True,
-                              timeout=timeout, env={**os.environ, **(env or {})}, cwd=cwd)
+                              timeout=timeout, env={**(os.environ if base is None else base), **(env or {})},
+                              cwd=cwd)
     except subprocess.TimeoutExpired:
         pytest.fail(f"memread {' '.join(args)} hung: no exit within {timeout:.0f} s")
     return Result(done.returncode, done.stdout.decode("utf-8", "replace"), done.stderr.decode("utf-8", "replace"))
@@ -110,9 +113,9 @@ def assert_one_line_error(stderr: str, says: str, hint: str) -> None:
     assert hint in lines[-1], lines[-1]
 
 
-def inspect(invocation: Invocation) -> Result:
+def inspect(invocation: Invocation, base: dict[str, str] | None = None) -> Result:
     return memread("inspect", invocation.source, "--json", "--chunk-tokens", str(CHUNK_TOKENS),
-                   *invocation.options, stdin=invocation.stdin, env=invocation.env)
+                   *invocation.options, stdin=invocation.stdin, env=invocation.env, base=base)
 
 
 # --- builders, one per row --------------------------------------------------------------------------------------
@@ -440,13 +443,18 @@ def outcomes(request: pytest.FixtureRequest,
     """Every selected row's build and run, started at once on a few threads (each run is its own process),
     so the catalogue costs about its slowest rows rather than their sum."""
     home = {"MEMREAD_HOME": str(tmp_path_factory.mktemp("memread-home"))}
+    # A test's environment, copied once: the threads outlive the test that starts them, and each test's own
+    # fixture sets and unsets os.environ meanwhile (copying it as a key went away raised KeyError: MEMREAD_HOME).
+    with pytest.MonkeyPatch.context() as patch:
+        isolate(patch, Path(home["MEMREAD_HOME"]))
+        environment = dict(os.environ)
     selected = {item.callspec.params["case"].id for item in request.session.items
                 if getattr(item, "originalname", "") == "test_a_hostile_input_gets_its_documented_outcome"}
 
     def run(case: Case, folder: Path) -> Result:
         invocation = case.build(folder)
         invocation.env = {**home, **invocation.env}
-        return inspect(invocation)
+        return inspect(invocation, environment)
 
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         yield {case.id: pool.submit(run, case, tmp_path_factory.mktemp("hostile"))
