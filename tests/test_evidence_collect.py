@@ -149,3 +149,33 @@ def test_a_count_the_final_reply_could_change_still_asks_for_it() -> None:
     stated = {**parts, "candidates": [{"answer": "12", "own_support": 4}]}  # "closed for 12 days"
     first = {"counts": [3], "kind": "first", "candidates": [], "items": [{"text": "x"}]}
     assert [ask(0, "How many?", s) for s in (two, stated, first)] == [None, None, None]
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("How many uploads were made to experimental?", ["uploads"]),
+    ("How many unexpected failures did the libstdc++ testsuite have in total?", ["unexpected", "failures"]),
+    ("What is the earliest binutils version in the changelog?", ["binutils", "version"]),
+    ("Which test is the first one reported as FAIL in the log?", ["test"]),
+    ("What does the tool do?", []),  # no whole-document question
+])
+def test_the_words_naming_what_is_counted_end_where_the_condition_begins(question: str, words: list[str]) -> None:
+    assert collect.counted(question) == words
+
+
+# Newest first; every third upload went to experimental; one item says "made" and "changelog" once, as real
+# changelogs do somewhere: the rarest words of the questions below, and no part of what they count.
+TRACKS = "".join(f"tool ({v}.0-1) {'experimental' if v % 3 == 0 else 'unstable'}; urgency=medium\n\n"
+                 f"  * {'Upload made with the changelog fixed' if v == 7 else f'Build with zstd {v}'}.\n\n"
+                 f" -- Ann Maintainer <ann@example.org>  Mon, {v:02d} Jan {2000 + v} 10:00:00 +0100\n\n"
+                 for v in range(12, 0, -1))
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("How many uploads were made to experimental?", "4"),  # 12, 9, 6, 3: the entries, which never say "upload"
+    ("What is the earliest tool version in the changelog?", "tool (1.0-1)"),  # the oldest entry, last in the text
+])
+def test_what_a_question_counts_does_not_narrow_the_units_to_the_lines_that_say_it(question: str,
+                                                                                   answer: str) -> None:
+    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(TRACKS, Provenance("changelog", line_start=1))]))
+    results, _, _ = run([question], {"Group 1": "1", "zstd": "nothing"}, chunks=chunks)
+    assert results[0].answer.startswith(answer)

@@ -36,7 +36,7 @@ _ORDINAL = re.compile(r"^\s*(?:which|what)\b.*?\bthe\s+(first|earliest|last|late
 _PARTS = {"chapter", "section", "subsection", "appendix", "appendice", "part", "heading", "title"}
 _QUOTED = re.compile(r"[\"“‘']([^\"”’']{3,80})[\"”’']")
 # Words that say how to count or where, not what: left out of what a unit must hold.
-_SCAFFOLD = set(["how", "many", "much", "often", "count", "number", "total", "first", "earliest", "last", "latest", "final", "list", "name", "enumerate", "every", "each", "whole", "entire", "document", "manual", "book", "log", "file", "text", "listed", "described", "mentioned", "reported", "appear", "appears", "appearing", "given", "contain", "contains", "containing", "record", "records", "recorded", "does", "do", "did", "are", "is", "was", "were", "there", "this", "that", "these", "those", "which", "what", "its", "their", "at", "least", "one", "according"])
+_SCAFFOLD = set(["how", "many", "much", "often", "count", "number", "total", "first", "earliest", "last", "latest", "final", "list", "name", "enumerate", "every", "each", "whole", "entire", "document", "manual", "book", "log", "file", "text", "listed", "described", "mentioned", "reported", "appear", "appears", "appearing", "given", "contain", "contains", "containing", "record", "records", "recorded", "does", "do", "did", "made", "make", "changelog", "are", "is", "was", "were", "there", "this", "that", "these", "those", "which", "what", "its", "their", "at", "least", "one", "according"])
 _SHAPE_WORD = re.compile(r"\S+")
 
 
@@ -80,6 +80,32 @@ def anchors(question: str) -> list[str]:
         if word not in _SCAFFOLD and word not in inside and word not in found:
             found.append(word)
     return found
+
+
+_COUNTED_ENDS = {"in", "of", "on", "to", "for", "by", "with", "from", "at", "as", "per", "across", "over", "under",
+                 "among", "between", "since", "before", "after", "that", "which", "who", "whose", "where", "when",
+                 "did", "does", "do", "has", "have", "had", "is", "are", "was", "were", "be", "been", "can", "could",
+                 "will", "would", "should", "must", "may"}
+_ORDINAL_PARTS = re.compile(r"^\s*(?:which|what)\s+(.*?)\b(?:is|are|was|were)\s+the\s+(?:first|earliest|last|latest|final)"
+                            r"\b(.*)$", re.IGNORECASE)
+
+
+def counted(question: str) -> list[str]:
+    """The words naming what a whole-document question counts or orders: "uploads" in "How many uploads were made
+    to experimental?", "binutils version" in "What is the earliest binutils version in the changelog?", each run
+    of words ending where a preposition or a verb begins the condition."""
+    runs: list[str] = []
+    if match := _COUNTING.match(question):
+        runs.append(question[match.end():])
+    elif match := _ORDINAL_PARTS.match(question):
+        runs.extend(match.groups())
+    words: list[str] = []
+    for run in runs:
+        for word in re.findall(r"[\w'’+.-]*\w", run.lower()):
+            if word in _COUNTED_ENDS:
+                break
+            words.extend(term for term in query_terms(word) if term not in _SCAFFOLD)
+    return words
 
 
 def parts_asked(question: str) -> bool:
@@ -377,11 +403,18 @@ def collected(passages: Any, question: str) -> list[Group]:
             return groups
     wanted = anchors(question)
     # The chunks to collect from: those holding every identifier of the question ("urgency=high", "XPASS"), else
-    # those holding its rarest word that the document holds.
+    # those holding its rarest condition that the document holds ("experimental"), the units holding the
+    # conditions; else any of the words naming what is counted. The document may call its units otherwise
+    # ("uploads" are a changelog's entries): those words neither narrow the chunks nor rank the groups.
     chunks = passages.holding(identifiers(question))
     if not chunks:
-        held = [(len(found), found) for anchor in wanted if (found := passages.holding([anchor]))]
-        chunks = min(held)[1] if held else []
+        named = set(counted(question))
+        conditions = [anchor for anchor in wanted if anchor not in named]
+        held = [(len(found), found) for anchor in conditions if (found := passages.holding([anchor]))]
+        if held:
+            chunks, wanted = min(held)[1], conditions
+        else:
+            chunks = sorted({chunk for anchor in wanted for chunk in passages.holding([anchor])})
     return group_units(_units_of(passages, chunks), wanted, identifiers(question))
 
 
