@@ -4,14 +4,16 @@
 # The docqa `overwrite` cell runs as one job a question, each into its own folder. A job that stops (Ctrl-C, a
 # reset machine) is taken again by the next worker started; `memread bench` skips the samples already finished.
 #
-#   bash benchmarks/accuracy/goal35_pool.sh setup        # the frozen worktrees and their `memread` wrappers
+#   bash benchmarks/accuracy/goal35_pool.sh setup        # the frozen worktrees and their `memread` wrappers,
+#                                                        # for the python of the activated environment
 #   nohup setsid nice -n 10 bash benchmarks/accuracy/goal35_pool.sh work a >> $SWEEPS/pool-a.log 2>&1 &
 #   nohup setsid nice -n 10 bash benchmarks/accuracy/goal35_pool.sh work b >> $SWEEPS/pool-b.log 2>&1 &
 #   bash benchmarks/accuracy/goal35_pool.sh sync         # finished scores into results/bench, the goal check again
 #
 # SWEEPS (default /work/sweeps) holds the folders (acc/), the document cache and the claims; it is never committed
 # (results.jsonl holds third-party text). The frozen code: `overwrite` runs v7 (24fb49c with the resume fix
-# 60dc942, as its first three docqa questions did), `evidence` at 400 documents runs v11 (95a4fa1), the candidate.
+# 60dc942, as its first three docqa questions did), `evidence` at 400 documents runs v11 (95a4fa1), whose reads
+# stand for v12 (669972e, the candidate), which changes none of them.
 set -uo pipefail
 main=$(cd "$(dirname "$0")/../.." && pwd)
 sweeps=${SWEEPS:-/work/sweeps}
@@ -37,12 +39,16 @@ jobs() {  # name|version|memread bench arguments, in the order they are taken
 setup() {
     mkdir -p "$sweeps"/{bin,acc,claim,done} /work/wt
     [ -d /work/wt/v11 ] || git -C "$main" worktree add -q --detach /work/wt/v11 95a4fa1
+    [ -d /work/wt/v12 ] || git -C "$main" worktree add -q --detach /work/wt/v12 669972e
     if [ ! -d /work/wt/v7 ]; then
         git -C "$main" worktree add -q --detach /work/wt/v7 24fb49c
         git -C /work/wt/v7 -c user.name=sweeps -c user.email=sweeps@localhost cherry-pick 60dc942 >/dev/null
     fi
-    for v in v7 v11; do  # cwd must not hold another memread: the wrappers run from $sweeps
-        printf '#!/usr/bin/env bash\nPYTHONPATH=/work/wt/%s exec %s -m memread "$@"\n' "$v" "$(command -v python)" \
+    local py
+    py=$(command -v python)  # the environment memread's dependencies are installed in (activate it first)
+    "$py" -c "import typer, llama_cpp" 2>/dev/null || { echo "$py lacks memread's dependencies" >&2; return 1; }
+    for v in v7 v11 v12; do  # cwd must not hold another memread: the wrappers run from $sweeps
+        printf '#!/usr/bin/env bash\nPYTHONPATH=/work/wt/%s exec %s -m memread "$@"\n' "$v" "$py" \
             > "$sweeps/bin/memread-$v"
         chmod +x "$sweeps/bin/memread-$v"
     done
@@ -97,10 +103,18 @@ EOF
         mkdir -p "$bench/$f"
         cp "$sweeps/acc/$f"/{run.json,scores.jsonl} "$bench/$f/"
     done
-    for f in "$docqa" "$bench/hqa400-seed1127-v11-$Q" "$bench/hqa400-seed1127-$Q"; do
+    # v12 changes the collect step of one docqa question (read by v12 itself) and of no HotpotQA sample: its
+    # folders are v11's records and that read (docqa-design.md, "Toward v12")
+    local carry="python -m benchmarks.accuracy.carry_records"
+    (cd "$main" && $carry --earlier "$bench/docqa-v11-$Q" --own "$sweeps/acc/docqa-v12-own-$Q" \
+        --out "$bench/docqa-v12-$Q" && $carry --earlier "$bench/hqa50-seed1127-v11-$Q" \
+        --out "$bench/hqa50-seed1127-v12-$Q")
+    [ -e "$bench/hqa400-seed1127-v11-$Q/scores.jsonl" ] && (cd "$main" && $carry \
+        --earlier "$bench/hqa400-seed1127-v11-$Q" --out "$bench/hqa400-seed1127-v12-$Q")
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127}-v12-$Q "$bench"/hqa400-seed1127{-v11,-v12,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
-    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v11 --out benchmarks/results/goal-35-check.md)
+    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v12 --out benchmarks/results/goal-35-check.md)
 }
 
 case ${1:-} in
