@@ -7,7 +7,7 @@ import pytest
 
 from memread.chunk import Chunker
 from memread.document import Heading, Provenance, Segment, Span
-from memread.strategies.evidence import collect
+from memread.strategies.evidence import collect, questions
 from memread.tokens import CharTokenizer
 from tests.test_strategy_evidence import run
 
@@ -27,7 +27,7 @@ FOLDER = [heading(0, "The Handbook", "index.html"), heading(1, "Foreword", "inde
 
 
 def counted(outline: list[Heading], question: str) -> tuple[int, str]:
-    groups = collect.group_outline(outline, collect.quoted(question), question)
+    groups = collect.group_outline(outline, questions.quoted(question), question)
     return groups[0].count, groups[0].key
 
 
@@ -159,7 +159,7 @@ def test_a_count_the_final_reply_could_change_still_asks_for_it() -> None:
     ("What does the tool do?", []),  # no whole-document question
 ])
 def test_the_words_naming_what_is_counted_end_where_the_condition_begins(question: str, words: list[str]) -> None:
-    assert collect.counted(question) == words
+    assert questions.counted(question) == words
 
 
 # Newest first; every third upload went to experimental; one item says "made" and "changelog" once, as real

@@ -15,7 +15,15 @@ from memread.document import Chunk, Provenance, Segment
 from memread.events import Event, StepFinished
 from memread.loop import LaneResult, Loop
 from memread.settings import Settings
-from memread.strategies.evidence import EvidenceStrategy, answer, boilerplate, collect, keeping, reading
+from memread.strategies.evidence import (
+    EvidenceStrategy,
+    answer,
+    boilerplate,
+    collect,
+    keeping,
+    questions,
+    reading,
+)
 from memread.strategies.evidence.units import BOILERPLATE, HEADING, LINE, SENTENCE, units
 from memread.tokens import CharTokenizer
 
@@ -140,25 +148,25 @@ def test_a_steps_answer_is_its_box_and_none_means_no_answer() -> None:
 
 
 @pytest.mark.parametrize(("question", "kind"), [
-    ("How many XPASS results are listed in the whole log?", collect.COUNT),
-    ("How many changelog entries are marked urgency=high?", collect.COUNT),
-    ("How many days was the Widow's Pier closed after the February storm?", collect.LOOKUP),
-    ("How many seconds did the testsuite take to run?", collect.LOOKUP),
-    ("List every test that failed.", collect.LIST),
-    ("What is the first libgomp test reported as FAIL?", collect.FIRST),
-    ("Which is the last entry signed by Matthias Klose?", collect.LAST),
-    ("Octave was first meant as companion software for a textbook. Who wrote it?", collect.LOOKUP),
-    ("Which environment variable sets the directory of java.opts?", collect.LOOKUP),
+    ("How many XPASS results are listed in the whole log?", questions.COUNT),
+    ("How many changelog entries are marked urgency=high?", questions.COUNT),
+    ("How many days was the Widow's Pier closed after the February storm?", questions.LOOKUP),
+    ("How many seconds did the testsuite take to run?", questions.LOOKUP),
+    ("List every test that failed.", questions.LIST),
+    ("What is the first libgomp test reported as FAIL?", questions.FIRST),
+    ("Which is the last entry signed by Matthias Klose?", questions.LAST),
+    ("Octave was first meant as companion software for a textbook. Who wrote it?", questions.LOOKUP),
+    ("Which environment variable sets the directory of java.opts?", questions.LOOKUP),
 ])
 def test_questions_about_the_whole_document_are_told_from_lookups(question: str, kind: str) -> None:
-    assert collect.question_kind(question) == kind
+    assert questions.question_kind(question) == kind
 
 
 def test_a_questions_identifiers_are_anchors_as_phrases() -> None:
-    assert collect.anchors("How many changelog entries are marked urgency=high?")[:1] == ["urgency high"]
-    assert "libgomp fortran" in collect.anchors("What is the first libgomp Fortran test (under libgomp.fortran/) "
+    assert questions.anchors("How many changelog entries are marked urgency=high?")[:1] == ["urgency high"]
+    assert "libgomp fortran" in questions.anchors("What is the first libgomp Fortran test (under libgomp.fortran/) "
                                                 "reported as FAIL?")
-    assert "xpass" in collect.anchors("How many XPASS results are listed?")
+    assert "xpass" in questions.anchors("How many XPASS results are listed?")
 
 
 CHANGELOG = ("tool (2.0-2) unstable; urgency=low\n\n  * Fix the build on hurd.\n  * Update the docs.\n\n"

@@ -11,6 +11,8 @@ the model only reads and picks, and code does the rest (one concept per module):
 * :mod:`.reading` — a step: one passage, and the question; the model answers in its words, code finds the
   answer in the passage and keeps the lines around it;
 * :mod:`.keeping` — the evidence: those lines word for word, with their places and context, bounded;
+* :mod:`.questions` — what a question asks: a lookup, or a whole-document question (how many, list every, the
+  first or last), and what a unit must hold to answer it;
 * :mod:`.collect` — "how many", "list every", "the first …": code collects every matching unit of the whole
   document, grouped and counted; the model says which group the question means;
 * :mod:`.answer` — choosing among the answers found, settled against the document's own words, or "the
@@ -35,7 +37,7 @@ from memread.document import Chunk
 from memread.fulltext import query_terms
 from memread.settings import read_limit
 from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
-from memread.strategies.evidence import answer, collect, keeping, ranking, reading
+from memread.strategies.evidence import answer, collect, keeping, questions, ranking, reading
 from memread.strategies.evidence.ranking import Passages, names_in
 from memread.strategies.evidence.units import units
 
@@ -113,10 +115,10 @@ class EvidenceStrategy(Strategy):
         """lookup, all, or a :mod:`.collect` kind (count, list, first, last)."""
         if not self.options.exit_gate or self.options.mode == "all":
             return "all"
-        kind = collect.question_kind(question)
-        if self.options.mode == "lookup" or (self.options.mode == "auto" and kind == collect.LOOKUP):
+        kind = questions.question_kind(question)
+        if self.options.mode == "lookup" or (self.options.mode == "auto" and kind == questions.LOOKUP):
             return "lookup"
-        return kind if kind != collect.LOOKUP else collect.COUNT
+        return kind if kind != questions.LOOKUP else questions.COUNT
 
     def phase(self, question: str, state: State) -> str | None:
         """What the lane's next step does: COLLECT (choose among the counted groups), READ (one passage), SELECT
@@ -129,8 +131,8 @@ class EvidenceStrategy(Strategy):
         if mode == "lookup" and self._never_mentioned(question):
             return None
         if mode not in ("lookup", "all") and state.get("counts") is None:
-            return COLLECT if self._collected(question) else (READ if mode == collect.COUNT else None)
-        if mode not in ("lookup", "all", collect.COUNT):
+            return COLLECT if self._collected(question) else (READ if mode == questions.COUNT else None)
+        if mode not in ("lookup", "all", questions.COUNT):
             return None
         return SELECT if state.get("select") else READ
 
@@ -262,7 +264,7 @@ class EvidenceStrategy(Strategy):
         if mode == "all":
             exit_reason = "" if left else "read every chunk"
         elif in_round >= self.options.passages or not left or self._sure(mode, found):
-            if mode == collect.COUNT:
+            if mode == questions.COUNT:
                 exit_reason = "counted, and read the best passages"
             elif any(c["step"] > self._round_start(state) for c in candidates):
                 new_state["select"] = True  # check the round's answers against the lines they came from
@@ -332,22 +334,22 @@ class EvidenceStrategy(Strategy):
         picked = [groups[n - 1] for n in chosen]
         kind = self.mode(question)
         items = [item for g in picked for item in g.items]
-        items = (collect.in_order(items, self._newest_first()) if kind in (collect.FIRST, collect.LAST)
+        items = (collect.in_order(items, self._newest_first()) if kind in (questions.FIRST, questions.LAST)
                  else sorted(items, key=keeping.document_order))
-        if kind == collect.FIRST:
+        if kind == questions.FIRST:
             items = items[:1]
-        elif kind == collect.LAST:
+        elif kind == questions.LAST:
             items = items[-1:]
         counts = [g.count for g in picked]
         counted = "\n".join(f"{g.count} lines ({g.key})" for g in picked)
         listed = keeping.render(items[:12]) if items else prompts.NO_MEMORY
-        memory = f"{counted}\n{listed}" if kind in (collect.COUNT, collect.LIST) else listed
+        memory = f"{counted}\n{listed}" if kind in (questions.COUNT, questions.LIST) else listed
         shown = keeping.for_model(items[:12]) if items else prompts.NO_MEMORY  # the model is shown no places
-        shown = f"{counted}\n{shown}" if kind in (collect.COUNT, collect.LIST) else shown
+        shown = f"{counted}\n{shown}" if kind in (questions.COUNT, questions.LIST) else shown
         # A how-many question also reads its best passages (phase), for a number a line states ("closed for 12
         # days"), unless it counts the document's parts: a number on a contents line or a heading is a section's
         # own ("5.2 Character Arrays" gave 2 for the sections of "5 Strings"; own-aggregate.md).
-        more = kind == collect.COUNT and not all(g.parts for g in picked)
+        more = kind == questions.COUNT and not all(g.parts for g in picked)
         new_state = {**state, "done": not more, "counts": counts, "kind": kind, "items": items[:200],
                      "counted": shown, "sources": _sources(items[:200]), "memory": memory}
         if not more:
@@ -376,7 +378,7 @@ class EvidenceStrategy(Strategy):
 
     def plan_final(self, lane: int, question: str, state: State) -> StepPlan:
         if state.get("counts") is not None:
-            lines = keeping.for_model(state.get("evidence", [])) if state.get("kind") == collect.COUNT else ""
+            lines = keeping.for_model(state.get("evidence", [])) if state.get("kind") == questions.COUNT else ""
             return StepPlan(answer.collect_prompt(question, str(state.get("counted", "")), lines), self._final_tokens)
         memory = keeping.for_model(state.get("evidence", []))
         evidence = memory if state.get("evidence") else "(no line of the document was found to answer)"
@@ -392,7 +394,7 @@ class EvidenceStrategy(Strategy):
         confirmed, that the document does not say (naming what it never mentions, if the question names it); a
         count that can be one number only (one group counted, no number a passage stated), that number."""
         counts = state.get("counts")
-        if counts and state.get("kind") == collect.COUNT:
+        if counts and state.get("kind") == questions.COUNT:
             choices = answer.count_choices(list(counts), answer.stated_numbers(state.get("candidates", [])))
             return str(sum(counts)) if choices == {str(sum(counts))} else None
         if counts is not None or self.mode(question) != "lookup" or state.get("confirmed"):
@@ -402,10 +404,10 @@ class EvidenceStrategy(Strategy):
 
     def settle(self, lane: int, question: str, state: State, reply_answer: str, boxed: bool) -> tuple[str, bool]:
         counts = state.get("counts")
-        if counts is not None and state.get("kind") == collect.COUNT:
+        if counts is not None and state.get("kind") == questions.COUNT:
             return answer.settle_count(reply_answer, list(counts), answer.stated_numbers(state.get("candidates", []))), True
         items = state.get("items") or []
-        if counts is not None and state.get("kind") in (collect.FIRST, collect.LAST) and items:
+        if counts is not None and state.get("kind") in (questions.FIRST, questions.LAST) and items:
             first = items[0]
             return answer.settle_item(reply_answer, str(first["text"]), question, str(first.get("head") or "")), True
         if counts is not None:

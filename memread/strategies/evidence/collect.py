@@ -21,100 +21,13 @@ from memread.document import Span
 from memread.recall import query_terms
 from memread.strategies.evidence import keeping
 from memread.strategies.evidence.keeping import stems
+from memread.strategies.evidence.questions import PARTS, anchors, counted, identifiers, parts_asked, quoted
 from memread.strategies.evidence.units import HEADING, Unit
 
-COUNT, FIRST, LAST, LIST, LOOKUP = "count", "first", "last", "list", "lookup"
 MAX_GROUPS = 12  # groups shown to the model
 EXAMPLES = 3  # items shown per group
 MAX_ITEMS = 2000  # items collected per group at most (a 2 GB log's "ERROR" lines): counted beyond, not kept
-
-_COUNTING = re.compile(r"^\s*(?:how\s+many|how\s+often|count\b|(?:what|which)\s+is\s+the\s+(?:total\s+)?number\s+of|"
-                       r"(?:what|which)\s+(?:is|are)\s+the\s+number)", re.IGNORECASE)
-_LISTING = re.compile(r"^\s*(?:list|name|enumerate)\s+(?:all|every|each)\b|\b(?:list|name)\s+(?:all|every)\b|"
-                      r"^\s*which\s+\w+(?:\s+\w+)?\s+(?:all\s+)?(?:failed|passed|crashed)\b", re.IGNORECASE)
-_ORDINAL = re.compile(r"^\s*(?:which|what)\b.*?\bthe\s+(first|earliest|last|latest|final)\b", re.IGNORECASE)
-_PARTS = {"chapter", "section", "subsection", "appendix", "appendice", "part", "heading", "title"}
-_QUOTED = re.compile(r"[\"“‘']([^\"”’']{3,80})[\"”’']")
-# Words that say how to count or where, not what: left out of what a unit must hold.
-_SCAFFOLD = set(["how", "many", "much", "often", "count", "number", "total", "first", "earliest", "last", "latest", "final", "list", "name", "enumerate", "every", "each", "whole", "entire", "document", "manual", "book", "log", "file", "text", "listed", "described", "mentioned", "reported", "appear", "appears", "appearing", "given", "contain", "contains", "containing", "record", "records", "recorded", "does", "do", "did", "made", "make", "changelog", "are", "is", "was", "were", "there", "this", "that", "these", "those", "which", "what", "its", "their", "at", "least", "one", "according"])
 _SHAPE_WORD = re.compile(r"\S+")
-
-
-# "How many days/seconds/bytes …" asks for a quantity the text states, not for items of the document to count.
-_MEASURE = re.compile(r"^\s*how\s+(?:many|much)\s+(?:\w+\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|"
-                      r"times|bytes|kilobytes|megabytes|gigabytes|[kmgt]i?b|percent|kilometres|kilometers|miles|"
-                      r"metres|meters|euros|dollars|people|copies)\b", re.IGNORECASE)
-
-
-def question_kind(question: str) -> str:
-    """COUNT, LIST, FIRST, LAST or LOOKUP (a question the best passages answer)."""
-    if _MEASURE.search(question):
-        return LOOKUP
-    if _COUNTING.search(question):
-        return COUNT
-    if _LISTING.search(question):
-        return LIST
-    ordinal = _ORDINAL.search(question)
-    if ordinal:
-        return FIRST if ordinal.group(1).lower() in ("first", "earliest") else LAST
-    return LOOKUP
-
-
-def identifiers(question: str) -> list[str]:
-    """The question's identifiers (``urgency=high``, ``libgomp.fortran/``, ``XPASS``, a version such as ``2.7-3``),
-    each as the phrase of words the index holds it as ("urgency high", "2 7 3")."""
-    found: list[str] = []
-    for token in re.findall(r"[\w.+-]*\w[=./:+-]+[\w.+/-]*|\b[A-Z][A-Z0-9_]{2,}\b", question):
-        phrase = " ".join(re.findall(r"\w+", token.lower()))
-        if phrase and phrase not in found:
-            found.append(phrase)
-    return found
-
-
-def anchors(question: str) -> list[str]:
-    """What a unit must hold to be collected: the question's identifiers as phrases, then its other content
-    words, the scaffolding of counting left out."""
-    found = identifiers(question)
-    inside = {word for phrase in found for word in phrase.split()}
-    for word in query_terms(question):
-        if word not in _SCAFFOLD and word not in inside and word not in found:
-            found.append(word)
-    return found
-
-
-_COUNTED_ENDS = {"in", "of", "on", "to", "for", "by", "with", "from", "at", "as", "per", "across", "over", "under",
-                 "among", "between", "since", "before", "after", "that", "which", "who", "whose", "where", "when",
-                 "did", "does", "do", "has", "have", "had", "is", "are", "was", "were", "be", "been", "can", "could",
-                 "will", "would", "should", "must", "may"}
-_ORDINAL_PARTS = re.compile(r"^\s*(?:which|what)\s+(.*?)\b(?:is|are|was|were)\s+the\s+(?:first|earliest|last|latest|final)"
-                            r"\b(.*)$", re.IGNORECASE)
-
-
-def counted(question: str) -> list[str]:
-    """The words naming what a whole-document question counts or orders: "uploads" in "How many uploads were made
-    to experimental?", "binutils version" in "What is the earliest binutils version in the changelog?", each run
-    of words ending where a preposition or a verb begins the condition."""
-    runs: list[str] = []
-    if match := _COUNTING.match(question):
-        runs.append(question[match.end():])
-    elif match := _ORDINAL_PARTS.match(question):
-        runs.extend(match.groups())
-    words: list[str] = []
-    for run in runs:
-        for word in re.findall(r"[\w'’+.-]*\w", run.lower()):
-            if word in _COUNTED_ENDS:
-                break
-            words.extend(term for term in query_terms(word) if term not in _SCAFFOLD)
-    return words
-
-
-def parts_asked(question: str) -> bool:
-    """Whether the question counts the document's parts (chapters, sections…) or the parts of a named one."""
-    return bool(stems(query_terms(question)) & _PARTS) or bool(_QUOTED.search(question))
-
-
-def quoted(question: str) -> list[str]:
-    return [text.strip() for text in _QUOTED.findall(question)]
 
 
 @dataclass
@@ -288,7 +201,7 @@ def named_section(entries: Sequence[Any], question: str) -> int | None:
             continue
         for at in range(len(asked) - len(words) + 1):
             around = asked[max(0, at - 1):at] + asked[at + len(words):at + len(words) + 1]
-            if asked[at:at + len(words)] == words and stems(around) & _PARTS:
+            if asked[at:at + len(words)] == words and stems(around) & PARTS:
                 named.append((-len(words), heading.level, i))
                 break
     return next((i for _, _, i in sorted(named) if headings_under(entries, i)), None)
