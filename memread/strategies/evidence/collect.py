@@ -77,10 +77,11 @@ def holds(text: str, anchor: str) -> bool:
 
 
 def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[str],
-                required: Sequence[str] = ()) -> list[Group]:
+                required: Sequence[str] = (), *, by_anchors: bool = True) -> list[Group]:
     """Units that hold the anchors, grouped by shape and by which anchors they hold; with ``required`` (the
     question's identifiers), only the groups holding all of them (else any of them): "urgency=high" is what the
-    question counts, "marked" is not."""
+    question counts, "marked" is not. ``by_anchors`` off: the larger groups first, however many anchors they
+    hold (the anchors only name what is counted)."""
     groups: dict[str, tuple[Group, set[str]]] = {}
     for item, unit in found:
         held = [anchor for anchor in wanted if holds(unit.text, anchor)]
@@ -95,7 +96,8 @@ def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[s
         chosen = every or some or chosen
     # Those holding more of the anchors first (counted from the anchors: a shape may hold a comma, "* Snapshot,"),
     # then the larger.
-    return [g for g, _ in sorted(chosen, key=lambda pair: (-len(pair[1]), -pair[0].count))][:MAX_GROUPS]
+    return [g for g, _ in sorted(chosen, key=lambda pair: (-len(pair[1]) if by_anchors else 0, -pair[0].count))
+            ][:MAX_GROUPS]
 
 
 def group_headings(found: Iterable[tuple[dict[str, Any], Unit]], scope: str | None) -> list[Group]:
@@ -326,8 +328,9 @@ def collected(passages: Any, question: str) -> list[Group]:
         held = [(len(found), found) for anchor in conditions if (found := passages.holding([anchor]))]
         if held:
             chunks, wanted = min(held)[1], conditions
-        else:
+        else:  # nothing but what is counted: it ranks the groups no more than it narrows the chunks
             chunks = sorted({chunk for anchor in wanted for chunk in passages.holding([anchor])})
+            return group_units(_units_of(passages, chunks), wanted, by_anchors=False)
     return group_units(_units_of(passages, chunks), wanted, identifiers(question))
 
 
