@@ -13,7 +13,7 @@
 # SWEEPS (default /work/sweeps) holds the folders (acc/), the document cache and the claims; it is never committed
 # (results.jsonl holds third-party text). The frozen code: `overwrite` runs v7 (24fb49c with the resume fix
 # 60dc942, as its first three docqa questions did), `evidence` at 400 documents runs v11 (95a4fa1), whose reads
-# stand for v12 (669972e, the candidate), which changes none of them.
+# stand for v12 (669972e) and v13 (4c6a041, the candidate), which change none of them.
 set -uo pipefail
 main=$(cd "$(dirname "$0")/../.." && pwd)
 sweeps=${SWEEPS:-/work/sweeps}
@@ -103,18 +103,20 @@ EOF
         mkdir -p "$bench/$f"
         cp "$sweeps/acc/$f"/{run.json,scores.jsonl} "$bench/$f/"
     done
-    # v12 changes the collect step of one docqa question (read by v12 itself) and of no HotpotQA sample: its
-    # folders are v11's records and that read (docqa-design.md, "Toward v12")
+    # v12 changes the collect step of one docqa question (read by v12 itself) and of no HotpotQA sample, v13 of
+    # none: their folders are v11's records and that read (docqa-design.md, "Toward v12", "Toward v13")
     local carry="python -m benchmarks.accuracy.carry_records"
     (cd "$main" && $carry --earlier "$bench/docqa-v11-$Q" --own "$sweeps/acc/docqa-v12-own-$Q" \
-        --out "$bench/docqa-v12-$Q" && $carry --earlier "$bench/hqa50-seed1127-v11-$Q" \
-        --out "$bench/hqa50-seed1127-v12-$Q")
-    [ -e "$bench/hqa400-seed1127-v11-$Q/scores.jsonl" ] && (cd "$main" && $carry \
-        --earlier "$bench/hqa400-seed1127-v11-$Q" --out "$bench/hqa400-seed1127-v12-$Q")
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127}-v12-$Q "$bench"/hqa400-seed1127{-v11,-v12,}-$Q; do
+        --out "$bench/docqa-v12-$Q" && $carry --earlier "$bench/docqa-v12-$Q" --out "$bench/docqa-v13-$Q")
+    for f in hqa50-seed1127 hqa400-seed1127; do
+        [ -e "$bench/$f-v11-$Q/scores.jsonl" ] || continue
+        (cd "$main" && $carry --earlier "$bench/$f-v11-$Q" --out "$bench/$f-v12-$Q" && \
+            $carry --earlier "$bench/$f-v12-$Q" --out "$bench/$f-v13-$Q")
+    done
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v1{2,3}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
-    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v12 --out benchmarks/results/goal-35-check.md)
+    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v13 --out benchmarks/results/goal-35-check.md)
 }
 
 case ${1:-} in
