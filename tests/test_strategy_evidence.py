@@ -157,6 +157,12 @@ def test_a_steps_answer_is_its_box_and_none_means_no_answer() -> None:
     ("Which is the last entry signed by Matthias Klose?", questions.LAST),
     ("Octave was first meant as companion software for a textbook. Who wrote it?", questions.LOOKUP),
     ("Which environment variable sets the directory of java.opts?", questions.LOOKUP),
+    # a question offering its answers compares what it names; "the first name" is a kind of name
+    ("Which upload came first, 2.38-1 or 2.39-1?", questions.LOOKUP),
+    ("Which is the latest release: 2.38, 2.39 or 2.40?", questions.LOOKUP),
+    ("Which test failed first, pr123.c, pr124.c or pr125.c?", questions.LOOKUP),
+    ("What is the last name of the maintainer who signed the 2.7-3 upload?", questions.LOOKUP),
+    ("What is the first name in the list of uploaders?", questions.FIRST),  # here an ordinal
 ])
 def test_questions_about_the_whole_document_are_told_from_lookups(question: str, kind: str) -> None:
     assert questions.question_kind(question) == kind

@@ -26,15 +26,22 @@ _MEASURE = re.compile(r"^\s*how\s+(?:many|much)\s+(?:\w+\s+)?(?:seconds?|minutes
                       r"metres|meters|euros|dollars|people|copies)\b", re.IGNORECASE)
 
 
+# A question that offers its answers ("Which band was formed the earliest, CKY or Violent Femmes?") compares the
+# things it names: a lookup, whatever it counts or orders by.
+_CHOICE = re.compile(r",\s*(?:[^,?]+,\s*)*[^,?]+\s+or\s+[^,?]+\?\s*$", re.IGNORECASE)
+# "The first name of …", "the last name Saravanan": a kind of name, no ordinal ("the first name in the list" is one).
+_NAME = re.compile(r"\bthe\s+(?:first|last)\s+names?\b(?!\s+(?:in|on|from|among|at)\b)", re.IGNORECASE)
+
+
 def question_kind(question: str) -> str:
     """COUNT, LIST, FIRST, LAST or LOOKUP (a question the best passages answer)."""
-    if _MEASURE.search(question):
+    if _MEASURE.search(question) or _CHOICE.search(question):
         return LOOKUP
     if _COUNTING.search(question):
         return COUNT
     if _LISTING.search(question):
         return LIST
-    ordinal = _ORDINAL.search(question)
+    ordinal = _ORDINAL.search(_NAME.sub("the name", question))
     if ordinal:
         return FIRST if ordinal.group(1).lower() in ("first", "earliest") else LAST
     return LOOKUP
