@@ -163,6 +163,9 @@ def test_a_steps_answer_is_its_box_and_none_means_no_answer() -> None:
     ("Which test failed first, pr123.c, pr124.c or pr125.c?", questions.LOOKUP),
     ("What is the last name of the maintainer who signed the 2.7-3 upload?", questions.LOOKUP),
     ("What is the first name in the list of uploaders?", questions.FIRST),  # here an ordinal
+    ("What is the first test reported as FAIL in gcc, g++ or gfortran?", questions.FIRST),  # conditions
+    ("How many tests failed in gcc, g++ or gfortran?", questions.COUNT),
+    ("Which tests failed in gcc, g++ or gfortran?", questions.LIST),
 ])
 def test_questions_about_the_whole_document_are_told_from_lookups(question: str, kind: str) -> None:
     assert questions.question_kind(question) == kind

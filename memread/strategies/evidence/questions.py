@@ -27,18 +27,29 @@ _MEASURE = re.compile(r"^\s*how\s+(?:many|much)\s+(?:\w+\s+)?(?:seconds?|minutes
 
 
 # A question that offers its answers ("Which band was formed the earliest, CKY or Violent Femmes?") compares the
-# things it names: a lookup, whatever it counts or orders by.
+# things it names: a lookup, whatever it orders by. Not a list of conditions: "… reported as FAIL in gcc, g++ or
+# gfortran?" (a preposition just before the list).
 _CHOICE = re.compile(r",\s*(?:[^,?]+,\s*)*[^,?]+\s+or\s+[^,?]+\?\s*$", re.IGNORECASE)
+_CONDITION_LIST = re.compile(r"\b(?:in|on|of|for|from|by|with|at|among|between|under|to|into|across)(?:\s+\S+){1,3}$",
+                             re.IGNORECASE)
+
+
+def offers_answers(question: str) -> bool:
+    """Whether the question ends by offering its answers ("…, A or B?")."""
+    choice = _CHOICE.search(question)
+    return choice is not None and not _CONDITION_LIST.search(question[:choice.start()])
 # "The first name of …", "the last name Saravanan": a kind of name, no ordinal ("the first name in the list" is one).
 _NAME = re.compile(r"\bthe\s+(?:first|last)\s+names?\b(?!\s+(?:in|on|from|among|at)\b)", re.IGNORECASE)
 
 
 def question_kind(question: str) -> str:
     """COUNT, LIST, FIRST, LAST or LOOKUP (a question the best passages answer)."""
-    if _MEASURE.search(question) or _CHOICE.search(question):
+    if _MEASURE.search(question):
         return LOOKUP
     if _COUNTING.search(question):
         return COUNT
+    if offers_answers(question):  # which of the named ones (a count over several stays a count)
+        return LOOKUP
     if _LISTING.search(question):
         return LIST
     ordinal = _ORDINAL.search(_NAME.sub("the name", question))
