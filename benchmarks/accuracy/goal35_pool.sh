@@ -38,6 +38,12 @@ jobs() {  # name|version|memread bench arguments, in the order they are taken
 
 setup() {
     mkdir -p "$sweeps"/{bin,acc,claim,done} /work/wt
+    local f
+    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q; do  # a new machine resumes from the committed scores
+        if [ ! -d "$sweeps/acc/$f" ] && [ -e "$main/benchmarks/results/bench/$f/scores.jsonl" ]; then
+            mkdir -p "$sweeps/acc/$f" && cp "$main/benchmarks/results/bench/$f"/{run.json,scores.jsonl} "$sweeps/acc/$f/"
+        fi
+    done
     [ -d /work/wt/v11 ] || git -C "$main" worktree add -q --detach /work/wt/v11 95a4fa1
     [ -d /work/wt/v12 ] || git -C "$main" worktree add -q --detach /work/wt/v12 669972e
     if [ ! -d /work/wt/v7 ]; then
