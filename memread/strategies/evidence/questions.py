@@ -15,7 +15,8 @@ _COUNTING = re.compile(r"^\s*(?:how\s+many|how\s+often|count\b|(?:what|which)\s+
                        r"(?:what|which)\s+(?:is|are)\s+the\s+number)", re.IGNORECASE)
 _LISTING = re.compile(r"^\s*(?:list|name|enumerate)\s+(?:all|every|each)\b|\b(?:list|name)\s+(?:all|every)\b|"
                       r"^\s*which\s+\w+(?:\s+\w+)?\s+(?:all\s+)?(?:failed|passed|crashed)\b", re.IGNORECASE)
-_ORDINAL = re.compile(r"^\s*(?:which|what)\b.*?\bthe\s+(first|earliest|last|latest|final)\b", re.IGNORECASE)
+_ORDINAL_WORDS = "first|earliest|last|latest|final"
+_ORDINAL = re.compile(rf"^\s*(?:which|what)\b.*?\bthe\s+({_ORDINAL_WORDS})\b", re.IGNORECASE)
 PARTS = {"chapter", "section", "subsection", "appendix", "appendice", "part", "heading", "title"}
 _QUOTED = re.compile(r"[\"“‘']([^\"”’']{3,80})[\"”’']")
 # Words that say how to count or where, not what: left out of what a unit must hold.
@@ -24,22 +25,20 @@ _SCAFFOLD = set(["how", "many", "much", "often", "count", "number", "total", "fi
 _MEASURE = re.compile(r"^\s*how\s+(?:many|much)\s+(?:\w+\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|"
                       r"times|bytes|kilobytes|megabytes|gigabytes|[kmgt]i?b|percent|kilometres|kilometers|miles|"
                       r"metres|meters|euros|dollars|people|copies)\b", re.IGNORECASE)
-
-
 # A question that offers its answers ("Which band was formed the earliest, CKY or Violent Femmes?") compares the
 # things it names: a lookup, whatever it orders by. Not a list of conditions: "… reported as FAIL in gcc, g++ or
 # gfortran?" (a preposition just before the list).
 _CHOICE = re.compile(r",\s*(?:[^,?]+,\s*)*[^,?]+\s+or\s+[^,?]+\?\s*$", re.IGNORECASE)
 _CONDITION_LIST = re.compile(r"\b(?:in|on|of|for|from|by|with|at|among|between|under|to|into|across)(?:\s+\S+){1,3}$",
                              re.IGNORECASE)
+# "The first name of …", "the last name Saravanan": a kind of name, no ordinal ("the first name in the list" is one).
+_NAME = re.compile(r"\bthe\s+(?:first|last)\s+names?\b(?!\s+(?:in|on|from|among|at)\b)", re.IGNORECASE)
 
 
 def offers_answers(question: str) -> bool:
     """Whether the question ends by offering its answers ("…, A or B?")."""
     choice = _CHOICE.search(question)
     return choice is not None and not _CONDITION_LIST.search(question[:choice.start()])
-# "The first name of …", "the last name Saravanan": a kind of name, no ordinal ("the first name in the list" is one).
-_NAME = re.compile(r"\bthe\s+(?:first|last)\s+names?\b(?!\s+(?:in|on|from|among|at)\b)", re.IGNORECASE)
 
 
 def question_kind(question: str) -> str:
@@ -84,8 +83,9 @@ _COUNTED_ENDS = {"in", "of", "on", "to", "for", "by", "with", "from", "at", "as"
                  "among", "between", "since", "before", "after", "that", "which", "who", "whose", "where", "when",
                  "did", "does", "do", "has", "have", "had", "is", "are", "was", "were", "be", "been", "can", "could",
                  "will", "would", "should", "must", "may"}
-_ORDINAL_PARTS = re.compile(r"^\s*(?:which|what)\s+(.*?)\b(?:is|are|was|were)\s+the\s+(?:first|earliest|last|latest|final)"
-                            r"\b(.*)$", re.IGNORECASE)
+# the words around the ordinal: "Which test is the first one …", "What is the earliest binutils version …"
+_ORDINAL_PARTS = re.compile(rf"^\s*(?:which|what)\s+(.*?)\b(?:is|are|was|were)\s+the\s+(?:{_ORDINAL_WORDS})\b(.*)$",
+                            re.IGNORECASE)
 
 
 def counted(question: str) -> list[str]:
