@@ -112,8 +112,10 @@ EOF
     # v12 changes the collect step of one docqa question (read by v12 itself) and of no HotpotQA sample, v13 of
     # none: their folders are v11's records and that read (docqa-design.md, "Toward v12", "Toward v13")
     local carry="python -m benchmarks.accuracy.carry_records"
-    (cd "$main" && $carry --earlier "$bench/docqa-v11-$Q" --own "$sweeps/acc/docqa-v12-own-$Q" \
-        --out "$bench/docqa-v12-$Q" && $carry --earlier "$bench/docqa-v12-$Q" --out "$bench/docqa-v13-$Q")
+    if [ -e "$sweeps/acc/docqa-v12-own-$Q/scores.jsonl" ]; then  # done once: a new machine keeps the committed
+        (cd "$main" && $carry --earlier "$bench/docqa-v11-$Q" --own "$sweeps/acc/docqa-v12-own-$Q" \
+            --out "$bench/docqa-v12-$Q" && $carry --earlier "$bench/docqa-v12-$Q" --out "$bench/docqa-v13-$Q")
+    fi
     for f in hqa50-seed1127 hqa400-seed1127; do
         [ -e "$bench/$f-v11-$Q/scores.jsonl" ] || continue
         (cd "$main" && $carry --earlier "$bench/$f-v11-$Q" --out "$bench/$f-v12-$Q" && \
