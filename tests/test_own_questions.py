@@ -89,3 +89,21 @@ def test_the_identifier_check_reports_where_the_rule_would_fire(tmp_path: Path,
     assert identifiers_held.main(["--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
     assert "| HotpotQA seed 11 | hqa/50/6 | Sk8er | Sk8er |" in text and "the rule fires on 1." in text
+
+
+def test_the_list_questions_golds_are_the_items_code_finds_and_every_one_must_be_answered() -> None:
+    found = own_questions.own_questions("list")
+    assert len(found) == 8 and {q["kind"] for q in found} == {"list"} and all(q["golds"] for q in found)
+    log = ("=== objc tests ===\nFAIL: a.m\nFAIL: a.m\nFAIL: b.m\n=== gotools tests ===\nFAIL: c.go\n")
+    objc = next(q for q in found if q["id"] == "own-list-01")
+    assert own_questions.computed(objc, log) == "a.m; b.m"  # only inside its section, each test once
+    assert own_questions.computed(objc, log.replace("objc", "objc++")) is None
+    changelog = ("binutils (2.9-1) unstable; urgency=low\n\n  * x\n\n -- Galen Hazelwood <g@m.net>  Mon\n\n"
+                 "binutils (2.8-1) unstable; urgency=low\n\n  * y\n\n -- Other <o@d.org>  Sun\n\n"
+                 "binutils (2.7-3) unstable; urgency=low\n\n  * z\n\n -- Galen Hazelwood <g@m.net>  Sat\n")
+    galen = next(q for q in found if q["id"] == "own-list-08")
+    assert own_questions.computed(galen, changelog) == "2.9-1; 2.7-3"  # not 2.8-1, signed by another
+    question = {"kind": "list", "golds": ["a.m", "b.m"]}
+    assert own_questions.right(question, "Two tests: a.m and b.m.")
+    assert not own_questions.right(question, "a.m")  # one item missing: wrong
+    assert own_questions.right({"kind": "aggregate", "golds": ["2", "two"]}, "two")

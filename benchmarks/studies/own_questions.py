@@ -32,7 +32,8 @@ from benchmarks._helpers.result_files import cell, emit
 from benchmarks._helpers.result_files import table as result_table
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-SETS = {"absent": DATA / "docqa-design-absent.jsonl", "aggregate": DATA / "docqa-design-aggregate.jsonl"}
+SETS = {"absent": DATA / "docqa-design-absent.jsonl", "aggregate": DATA / "docqa-design-aggregate.jsonl",
+        "list": DATA / "docqa-design-list.jsonl"}
 
 
 def own_questions(name: str = "absent") -> list[dict[str, Any]]:
@@ -48,9 +49,18 @@ def check_absent(question: dict[str, Any], text: str) -> bool:
 def computed(question: dict[str, Any], text: str) -> str | None:
     """The answer code computes from the document's text by the question's ``check``: ``count`` (how many times
     its pattern matches), ``distinct`` (how many different first groups it matches: a contents line and its
-    section's heading are one section), ``first`` or ``last`` (the first group of the first or last match)."""
-    (how, pattern), = question["check"].items()
+    section's heading are one section), ``first`` or ``last`` (the first group of the first or last match),
+    ``items`` (the different first groups, in order, joined by "; "), searched only inside the first match of
+    ``within`` when the check has one (a log's section)."""
+    check = dict(question["check"])
+    within = check.pop("within", None)
+    if within is not None:
+        scope = re.search(within, text)
+        text = scope.group(0) if scope else ""
+    (how, pattern), = check.items()
     matches = list(re.finditer(pattern, text))
+    if how == "items":
+        return "; ".join(dict.fromkeys(match.group(1) for match in matches)) or None
     if how == "count":
         return str(len(matches))
     if how == "distinct":
@@ -61,10 +71,22 @@ def computed(question: dict[str, Any], text: str) -> str | None:
 
 
 def checked(question: dict[str, Any], text: str) -> bool:
-    """Whether the question's gold stands: absent where it is absent, else the first gold is what code computes."""
+    """Whether the question's gold stands: absent where it is absent, a list's golds are the items code computes,
+    else the first gold is what code computes."""
     if question["kind"] == "absent":
         return check_absent(question, text)
-    return computed(question, text) == question["golds"][0]
+    if question["kind"] == "list":
+        return computed(question, text) == "; ".join(question["golds"])
+    return bool(computed(question, text) == question["golds"][0])
+
+
+def right(question: dict[str, Any], answer: str) -> bool:
+    """docqa's rule (a gold's words in the answer; absent: the answer says so), and for a list every item's."""
+    from memread.bench.docqa import docqa_match
+
+    if question["kind"] == "list":
+        return bool(question["golds"]) and all(docqa_match(answer, [gold]) for gold in question["golds"])
+    return docqa_match(answer, question["golds"])
 
 
 def document_text(doc: str) -> str:
@@ -76,7 +98,7 @@ def document_text(doc: str) -> str:
 
 
 def ask(question: dict[str, Any], *, strategy: str, model: str | None, threads: int) -> dict[str, Any]:
-    from memread.bench.docqa import docqa_match, document_path
+    from memread.bench.docqa import document_path
     from memread.run import ReadRequest, Run
     from memread.settings import Settings
 
@@ -91,7 +113,7 @@ def ask(question: dict[str, Any], *, strategy: str, model: str | None, threads: 
         run.close()
     answer = result.answer or ""  # an absent question's gold is docqa's ABSENT_GOLD: right when it says so
     return {"id": question["id"], "doc": question["doc"], "strategy": strategy, "answer": answer,
-            "right": docqa_match(answer, question["golds"]), "seconds": round(time.perf_counter() - started, 1)}
+            "right": right(question, answer), "seconds": round(time.perf_counter() - started, 1)}
 
 
 def table(rows: Sequence[dict[str, Any]], absent: bool = True) -> str:
@@ -108,7 +130,8 @@ def check_table(questions: Sequence[dict[str, Any]]) -> str:
     rows = []
     for question in questions:
         text = texts.setdefault(question["doc"], document_text(question["doc"]))
-        rows.append([question["id"], question["doc"], cell(question["golds"][0], 40),
+        gold = "; ".join(question["golds"]) if question["kind"] == "list" else question["golds"][0]
+        rows.append([question["id"], question["doc"], cell(gold, 40),
                      "absent" if question["kind"] == "absent" else cell(computed(question, text) or "—", 40),
                      "yes" if checked(question, text) else "**no**"])
     return result_table(["question", "document", "gold", "computed from the text", "stands"], rows) + "\n"
