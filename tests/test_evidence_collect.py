@@ -189,3 +189,66 @@ def test_verbs_that_say_where_not_what_are_no_condition() -> None:
     # "report" as "reported" already was: a line need not say "report" to be one of the warnings counted
     assert questions.anchors("How many warnings does the log report for libgomp?") == ["warnings", "libgomp"]
     assert questions.anchors("How many tests does the manual say are flaky?") == ["tests", "flaky"]
+
+
+# --- list questions (v14): the items code collected are the answer ---------------------------------------------
+
+LOG = ("\t\t=== objc tests ===\n\nRunning target unix\nFAIL: objc/execute/nested-func-1.m compilation\n"
+       "PASS: objc/execute/a.m\n\n\t\t=== objc Summary ===\n\n# of expected passes\t\t1\n"
+       "\t\t=== gotools tests ===\n\nRunning target unix\nFAIL: gotools/go-cmd.go\nFAIL: gotools/go-cmd.go\n"
+       "FAIL: gotools/go-vet.go\nPASS: gotools/go-fmt.go\n")
+
+
+def log_chunks(size: int = 400) -> list:
+    return list(Chunker(CharTokenizer(), size).chunks([Segment(LOG, Provenance("test.log", line_start=1))]))
+
+
+def test_a_log_line_holds_the_words_of_the_banner_it_is_under_and_failed_is_held_by_fail() -> None:
+    assert collect.holds("FAIL: x.m", "failed") and collect.holds("PASS: x.m", "passed")
+    assert not collect.holds("FAIL: x.m", "filed") and not collect.holds("XPASS: x.m", "passed")
+    item, line = {"head": "=== objc tests ==="}, next(u for u in units_of("FAIL: a.m\n") if u.text == "FAIL: a.m")
+    assert collect.held_text(item, line) == "=== objc tests === FAIL: a.m"
+    assert collect.held_text({"head": "1.2. Tools"}, line) == "FAIL: a.m"  # a section title is no banner
+    results, _, backend = run(["Which tests failed in the objc testsuite?"], {"Group": "1"}, chunks=log_chunks())
+    shown = backend.requests[0].messages[-1].content  # the groups: the objc FAIL line first
+    assert shown.index("Group 1: 1 line (FAIL: · holding tests, failed, objc)") < shown.index("gotools")
+    assert results[0].answer == "1 line: FAIL: objc/execute/nested-func-1.m compilation"
+
+
+def units_of(text: str) -> list:
+    from memread.strategies.evidence.units import units
+
+    return units(text)
+
+
+def test_a_list_is_answered_by_code_each_item_once_with_the_count_and_no_final_call() -> None:
+    results, _, backend = run(["Which tests failed in the gotools testsuite?"], {"Group": "1", "lines": "none"},
+                              chunks=log_chunks())
+    assert results[0].answer == ("3 lines, 2 different: FAIL: gotools/go-cmd.go; FAIL: gotools/go-vet.go")
+    assert len(backend.requests) == 1  # the group chosen; the model writes no list
+    assert questions.question_kind("List the appendices of the manual.") == questions.LIST
+    assert questions.question_kind("List of the tools: which one uploads?") == questions.LOOKUP
+
+
+def test_a_list_item_inside_a_record_comes_with_the_records_first_line() -> None:
+    from memread.strategies.evidence import answer
+
+    items = [{"text": "-- Ann <a@x.org> Sat", "record": "tool (2.0-2) unstable; urgency=low"},
+             {"text": "-- Ann <a@x.org> Fri", "record": "tool (1.9-3) unstable; urgency=low"}]
+    assert answer.list_answer(items, 2) == ("2 lines: tool (2.0-2) unstable; urgency=low: -- Ann <a@x.org> Sat; "
+                                            "tool (1.9-3) unstable; urgency=low: -- Ann <a@x.org> Fri")
+    many = [{"text": f"FAIL: t{n}"} for n in range(answer.LISTED + 5)]
+    assert answer.list_answer(many, len(many)).endswith(f"t{answer.LISTED - 1}; … and 5 more")
+    assert answer.list_answer([], 0) == answer.DOES_NOT_SAY
+    items = "".join(f"  * Fix the build on port {n}.\n" for n in range(6))  # the header is far above the sign-off
+    changelog = (f"tool (2.0-2) unstable; urgency=low\n\n{items}\n -- Ann Example <ann@example.org>  Sat\n\n"
+                 "tool (2.0-1) unstable; urgency=low\n\n  * Recognize Go.\n\n -- Bob Example <bob@example.org>  Tue\n")
+    chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(changelog, Provenance("changelog"))]))
+    results, _, _ = run(["List every upload made by Ann Example."], {"Group": "1"}, chunks=chunks)
+    assert results[0].answer == "1 line: tool (2.0-2) unstable; urgency=low: -- Ann Example <ann@example.org>  Sat"
+
+
+def test_a_full_stop_makes_no_word_an_identifier() -> None:
+    assert questions.identifiers("List every XPASS in the g++ testsuite.") == ["xpass", "g"]
+    assert questions.identifiers("Who set urgency=high.") == ["urgency high"]
+    assert questions.identifiers("Which upload is 2.7-3.") == ["2 7 3"]

@@ -394,6 +394,8 @@ class EvidenceStrategy(Strategy):
         confirmed, that the document does not say (naming what it never mentions, if the question names it); a
         count that can be one number only (one group counted, no number a passage stated), that number."""
         counts = state.get("counts")
+        if counts is not None and state.get("kind") == questions.LIST:
+            return answer.list_answer(state.get("items") or [], sum(counts))
         if counts and state.get("kind") == questions.COUNT:
             choices = answer.count_choices(list(counts), answer.stated_numbers(state.get("candidates", [])))
             return str(sum(counts)) if choices == {str(sum(counts))} else None
@@ -410,6 +412,8 @@ class EvidenceStrategy(Strategy):
         if counts is not None and state.get("kind") in (questions.FIRST, questions.LAST) and items:
             first = items[0]
             return answer.settle_item(reply_answer, str(first["text"]), question, str(first.get("head") or "")), True
+        if counts is not None and state.get("kind") == questions.LIST:
+            return answer.list_answer(items, sum(counts)), True
         if counts is not None:
             return reply_answer, boxed
         unconfirmed = self.answered_in_code(lane, question, state)  # settled so without a final call too

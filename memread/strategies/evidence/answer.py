@@ -4,18 +4,19 @@ The final reply must copy: an answer is taken as the evidence writes it (:func:`
 reading.snap`: "OCTAVE-JAVA-DIR" becomes the evidence's "OCTAVE_JAVA_DIR"). When the evidence does not hold the
 answer's words, or the model says the evidence does not answer, or nothing was kept at all, memread says that
 the document does not say, instead of passing on what the model knows or guesses. A count is the one code
-made (:mod:`.collect`), not the model's.
+made (:mod:`.collect`), not the model's, and a list is the items code collected.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from memread.strategies.evidence.reading import NONE_ANSWERS, echoes, snap
 
 DOES_NOT_SAY = "The document does not say."
+LISTED = 30  # items a list answer writes out; the rest are counted (all are cited in the sources)
 FINAL_INSTRUCTION = (
     "You are given lines quoted word for word from a document, each with where it is, and a question. Answer "
     "the question with the exact words of the lines, in \\boxed{}. If the lines do not answer the question, "
@@ -85,6 +86,18 @@ def settle_item(answer: str, item: str, question: str, head: str = "") -> str:
     if snapped is not None and not echoes(snapped, question):
         return snapped
     return " ".join(item.split())
+
+
+def list_answer(items: Sequence[Mapping[str, Any]], lines: int) -> str:
+    """A list question's answer, written by code: how many lines were collected, then the items, each once, in
+    document order, verbatim (under the first line of the record it is in, if any: a changelog sign-off with its
+    entry's header), at most :data:`LISTED` of them and the rest counted."""
+    texts = list(dict.fromkeys(f"{e['record']}: {e['text']}" if e.get("record") else str(e["text"]) for e in items))
+    if not texts or not lines:
+        return DOES_NOT_SAY
+    different = f", {len(texts)} different" if len(items) == lines and len(texts) < lines else ""
+    more = f"; … and {len(texts) - LISTED} more" if len(texts) > LISTED else ""
+    return f"{lines} line{'s' if lines != 1 else ''}{different}: {'; '.join(texts[:LISTED])}{more}"
 
 
 def stated_numbers(candidates: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,7 @@ from memread.recall import query_terms
 from memread.strategies.evidence import keeping
 from memread.strategies.evidence.keeping import stems
 from memread.strategies.evidence.questions import PARTS, anchors, counted, identifiers, parts_asked, quoted
-from memread.strategies.evidence.units import HEADING, Unit
+from memread.strategies.evidence.units import HEADING, LINE, Unit, is_banner
 
 MAX_GROUPS = 12  # groups shown to the model
 EXAMPLES = 3  # items shown per group
@@ -68,12 +68,21 @@ def numbering(text: str) -> str | None:
 
 
 def holds(text: str, anchor: str) -> bool:
-    """Whether ``text`` holds ``anchor``: a phrase of several words in a row, or a word (plurals alike)."""
+    """Whether ``text`` holds ``anchor``: a phrase of several words in a row, or a word (plurals alike, and a past
+    form as its stem: "failed" is held by "FAIL: …")."""
     words = re.findall(r"\w+", text.lower())
     wanted = anchor.split()
     if len(wanted) > 1:
         return f" {anchor} " in f" {' '.join(words)} "
-    return bool(stems(wanted) & stems(words))
+    forms = stems(wanted) | ({anchor[:-2]} if len(anchor) > 5 and anchor.endswith("ed") else set())
+    return bool(forms & stems(words))
+
+
+def held_text(item: Mapping[str, Any], unit: Unit) -> str:
+    """The text a unit holds the question's words in: a log line with the banner of the section it is under
+    ("FAIL: objc/execute/…" under "=== objc tests ===" is an objc test's line)."""
+    head = str(item.get("head") or "")
+    return f"{head} {unit.text}" if unit.kind == LINE and not unit.heading and is_banner(head) else unit.text
 
 
 def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[str],
@@ -84,7 +93,8 @@ def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[s
     hold (the anchors only name what is counted)."""
     groups: dict[str, tuple[Group, set[str]]] = {}
     for item, unit in found:
-        held = [anchor for anchor in wanted if holds(unit.text, anchor)]
+        text = held_text(item, unit)
+        held = [anchor for anchor in wanted if holds(text, anchor)]
         if not held:
             continue
         key = f"{shape_of(unit.text)} · holding {', '.join(held)}"
@@ -339,11 +349,15 @@ def _units_of(passages: Any, chunks: Iterable[int], *,
     for index in chunks:
         chunk = passages.get(index)
         every = list(passages.units(index, keep=False))
+        records = {unit.text for unit in every if unit.kind == LINE and not unit.heading} | {passages.records[index]}
         for position, unit in enumerate(every):
             if not unit.readable or (headings_only and unit.kind != HEADING):
                 continue
-            yield keeping.entry(chunk, every, position, passages.contexts[index], step=1, how="collected",
-                                record=passages.records[index]), unit
+            item = keeping.entry(chunk, every, position, passages.contexts[index], step=1, how="collected",
+                                 record=passages.records[index])
+            if unit.indent > 0 and item["head"] and item["head"] in records:
+                item["record"] = item["head"]  # the first line of the record it is in: a changelog entry's header
+            yield item, unit
 
 
 def step_prompt(question: str, groups: str) -> str:

@@ -13,7 +13,7 @@ COUNT, FIRST, LAST, LIST, LOOKUP = "count", "first", "last", "list", "lookup"
 
 _COUNTING = re.compile(r"^\s*(?:how\s+many|how\s+often|count\b|(?:what|which)\s+is\s+the\s+(?:total\s+)?number\s+of|"
                        r"(?:what|which)\s+(?:is|are)\s+the\s+number)", re.IGNORECASE)
-_LISTING = re.compile(r"^\s*(?:list|name|enumerate)\s+(?:all|every|each)\b|\b(?:list|name)\s+(?:all|every)\b|"
+_LISTING = re.compile(r"^\s*list\s+(?!of\b)|^\s*(?:name|enumerate)\s+(?:all|every|each)\b|\b(?:list|name)\s+(?:all|every)\b|"
                       r"^\s*which\s+\w+(?:\s+\w+)?\s+(?:all\s+)?(?:failed|passed|crashed)\b", re.IGNORECASE)
 _ORDINAL_WORDS = "first|earliest|last|latest|final"
 _ORDINAL = re.compile(rf"^\s*(?:which|what)\b.*?\bthe\s+({_ORDINAL_WORDS})\b", re.IGNORECASE)
@@ -62,6 +62,8 @@ def identifiers(question: str) -> list[str]:
     each as the phrase of words the index holds it as ("urgency high", "2 7 3")."""
     found: list[str] = []
     for token in re.findall(r"[\w.+-]*\w[=./:+-]+[\w.+/-]*|\b[A-Z][A-Z0-9_]{2,}\b", question):
+        if token.endswith(".") and not re.search(r"[=./:+-]|^[A-Z][A-Z0-9_]{2,}$", token := token.rstrip(".")):
+            continue  # a sentence's full stop ("… in the g++ testsuite.") makes no word an identifier
         phrase = " ".join(re.findall(r"\w+", token.lower()))
         if phrase and phrase not in found:
             found.append(phrase)

@@ -93,6 +93,11 @@ def is_marked_heading(line: str) -> bool:
     return bool(_LONE_NUMBER_TITLE.fullmatch(line)) and capitalised >= max(1, 0.6 * len(long_words))
 
 
+def is_banner(line: str) -> bool:
+    """Whether a line is a banner ("=== g++ tests ==="): how a log or a report titles its sections."""
+    return bool(_BANNER.fullmatch(line.strip()))
+
+
 _NUMBER_PREFIX = re.compile(r"^\s*(?:(?:chapter|appendix|part|section)\s+)?(?:\d+|[a-z])(?:\.\d+)*\.?\s+")
 
 
