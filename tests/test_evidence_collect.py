@@ -7,6 +7,7 @@ import pytest
 
 from memread.chunk import Chunker
 from memread.document import Heading, Provenance, Segment, Span
+from memread.events import StepFinished
 from memread.strategies.evidence import collect, questions
 from memread.tokens import CharTokenizer
 from tests.test_strategy_evidence import run
@@ -252,3 +253,15 @@ def test_a_full_stop_makes_no_word_an_identifier() -> None:
     assert questions.identifiers("List every XPASS in the g++ testsuite.") == ["xpass", "g"]
     assert questions.identifiers("Who set urgency=high.") == ["urgency high"]
     assert questions.identifiers("Which upload is 2.7-3.") == ["2 7 3"]
+
+
+def test_a_list_takes_the_one_group_holding_most_of_its_words_whatever_the_model_chose() -> None:
+    groups = [collect.Group("FAIL:", held=3), collect.Group("# of", held=2), collect.Group("===", held=2)]
+    assert collect.most_held(groups) == 1
+    assert collect.most_held(groups[1:]) is None  # a tie: the model chooses
+    assert collect.most_held([collect.Group("a"), collect.Group("b")]) is None  # not ranked by words
+    results, _, _ = run(["Which tests failed in the objc testsuite?"], {"Group": "2"}, chunks=log_chunks())
+    assert results[0].answer == "1 line: FAIL: objc/execute/nested-func-1.m compilation"
+    # a count is the model's choice still: "# of unexpected failures" lines may hold more words than the FAILs
+    _, events, _ = run(["How many tests failed in the objc testsuite?"], {"Group": "2"}, chunks=log_chunks())
+    assert [e.decisions["groups"] for e in events if isinstance(e, StepFinished) and "groups" in e.decisions] == [[2]]

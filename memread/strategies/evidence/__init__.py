@@ -322,17 +322,15 @@ class EvidenceStrategy(Strategy):
     def _choose_groups(self, question: str, state: State, completion: Completion) -> StepResult:
         groups = self._collected(question)
         chosen, issues = collect.chosen_groups(completion.text, len(groups))
-        by_part = collect.part_group(question, groups)
-        if by_part is not None and chosen != [by_part]:
-            # The model read "numbered like #.#" as chapters (own-aggregate-10): the question's part word decides.
-            issues.append(f"the question counts its parts: group {by_part}, by their numbering, not "
-                          f"{', '.join(map(str, chosen)) or 'none'}")
-            chosen = [by_part]
+        kind = self.mode(question)
+        decided, why = collect.decided(question, kind == questions.LIST, groups)
+        if decided is not None and chosen != [decided]:
+            issues.append(f"{why}: group {decided}, not {', '.join(map(str, chosen)) or 'none'}")
+            chosen = [decided]
         if not chosen and groups:
             chosen = [1]
             issues.append("the reply names no group; the first (the closest match) is taken")
         picked = [groups[n - 1] for n in chosen]
-        kind = self.mode(question)
         items = [item for g in picked for item in g.items]
         items = (collect.in_order(items, self._newest_first()) if kind in (questions.FIRST, questions.LAST)
                  else sorted(items, key=keeping.document_order))

@@ -41,6 +41,7 @@ class Group:
     numbering: str = ""  # the headings' numbering pattern ("#", "#.#", "A"), "" for none; "again": a second run
     level: int = 0  # an outline's heading level (0: the outermost)
     scope: str = ""  # the part the headings are under, when the question names one
+    held: int = 0  # how many of the question's words its units hold (0: not ranked by them)
 
     def add(self, item: dict[str, Any]) -> None:
         self.count += 1
@@ -98,7 +99,7 @@ def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[s
         if not held:
             continue
         key = f"{shape_of(unit.text)} · holding {', '.join(held)}"
-        groups.setdefault(key, (Group(key), set(held)))[0].add(item)
+        groups.setdefault(key, (Group(key, held=len(held) if by_anchors else 0), set(held)))[0].add(item)
     chosen = list(groups.values())
     if required:
         every = [pair for pair in chosen if set(required) <= pair[1]]
@@ -192,6 +193,26 @@ def part_group(question: str, groups: Sequence[Group]) -> int | None:
         return None
     wanted = kinds.pop()
     return next((n for n, g in enumerate(groups, 1) if g.numbering == wanted), None)
+
+
+def decided(question: str, listing: bool, groups: Sequence[Group]) -> tuple[int | None, str]:
+    """The group code chooses whatever the model said, and why: the one the question's part word names (the model
+    read "numbered like #.#" as chapters, own-aggregate-10); for a list, the one holding most of its words."""
+    by_part = part_group(question, groups)
+    if by_part is not None:
+        return by_part, "the question counts its parts: by their numbering"
+    by_words = most_held(groups) if listing else None
+    return by_words, "the list's lines are those holding most of its words"
+
+
+def most_held(groups: Sequence[Group]) -> int | None:
+    """The group (numbered from 1) whose units hold more of the question's words than every other group's, if one
+    does: what a list question names ("Which tests failed in the objc testsuite?": the FAIL line under "=== objc
+    tests ===", not the suite's "# of expected passes" lines, own-list-01)."""
+    ranked = sorted(((g.held, n) for n, g in enumerate(groups, 1)), reverse=True)
+    if not ranked or ranked[0][0] == 0 or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
+        return None
+    return ranked[0][1]
 
 
 def heading_number(title: str) -> str | None:
