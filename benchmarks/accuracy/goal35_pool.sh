@@ -116,15 +116,26 @@ EOF
         (cd "$main" && $carry --earlier "$bench/docqa-v11-$Q" --own "$sweeps/acc/docqa-v12-own-$Q" \
             --out "$bench/docqa-v12-$Q" && $carry --earlier "$bench/docqa-v12-$Q" --out "$bench/docqa-v13-$Q")
     fi
+    # v14 changes two held-out docqa questions' path (read by v14 at one thread, from a worktree of 60d06e5 with
+    # bin/memread-v14) and no HotpotQA sample ("Toward v14")
+    if [ -e "$sweeps/acc/docqa-v14-own-$Q/scores.jsonl" ]; then
+        (cd "$main" && $carry --earlier "$bench/docqa-v13-$Q" --own "$sweeps/acc/docqa-v14-own-$Q" \
+            --out "$bench/docqa-v14-$Q")
+    fi
+    # v15 changes no acceptance read (no held-out question is a list one): its folders are v14's ("Toward v15")
+    [ -e "$bench/docqa-v14-$Q/scores.jsonl" ] && (cd "$main" && $carry --earlier "$bench/docqa-v14-$Q" \
+        --out "$bench/docqa-v15-$Q")
     for f in hqa50-seed1127 hqa400-seed1127; do
         [ -e "$bench/$f-v11-$Q/scores.jsonl" ] || continue
         (cd "$main" && $carry --earlier "$bench/$f-v11-$Q" --out "$bench/$f-v12-$Q" && \
-            $carry --earlier "$bench/$f-v12-$Q" --out "$bench/$f-v13-$Q")
+            $carry --earlier "$bench/$f-v12-$Q" --out "$bench/$f-v13-$Q" && \
+            $carry --earlier "$bench/$f-v13-$Q" --out "$bench/$f-v14-$Q" && \
+            $carry --earlier "$bench/$f-v14-$Q" --out "$bench/$f-v15-$Q")
     done
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v1{2,3}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v1{2,3,4,5}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
-    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v13 --out benchmarks/results/goal-35-check.md)
+    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v15 --out benchmarks/results/goal-35-check.md)
 }
 
 case ${1:-} in
