@@ -110,11 +110,20 @@ def step_summary(step: StepFinished) -> str:
     return " · ".join(parts)
 
 
+# An exit reason that begins so: the lane searched every chunk through the document's index (a count or a list),
+# though it stepped through few, so no hint to read the whole document is due.
+WHOLE_DOCUMENT = "counted the whole document"
+
+
 @dataclass(frozen=True)
 class LaneExited:
     lane: int
     step: int
     reason: str  # the strategy's reason: "exit-gate" (gated), ...
+
+    @property
+    def whole(self) -> bool:
+        return self.reason.startswith(WHOLE_DOCUMENT)
 
 
 @dataclass(frozen=True)

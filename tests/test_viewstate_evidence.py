@@ -398,3 +398,23 @@ def test_a_step_redone_after_a_resume_warns_once_in_the_view_and_the_report() ->
         report(event)
     assert state.warnings == ["not valid UTF-8", cut.message]
     assert [w.message for w in report.warnings] == ["not valid UTF-8", cut.message]
+
+
+def test_a_lane_that_counted_the_whole_document_gets_no_hint_to_read_it_all() -> None:
+    from memread.cli.environment import Environment
+    from memread.events import WHOLE_DOCUMENT
+
+    err = io.StringIO()
+    env = Environment(stdin=io.StringIO(), stdout=io.StringIO(), stderr=err, stdin_isatty=False,
+                      stdout_isatty=False, stderr_isatty=False, environ={}, columns=100)
+    sink = PlainProgress(env, total=247, interval=0.0)
+    state = ViewState(total=247)
+    events = rereading_run(247, [5], exit_after=None)
+    events.append(LaneExited(lane=0, step=0, reason=f"{WHOLE_DOCUMENT}: 1 line in 1 group(s)"))
+    for at, event in enumerate(events):
+        sink(event)
+        state.apply(event, float(at))
+    lines = err.getvalue().splitlines()
+    assert "lane 1 counted the whole document: 1 line in 1 group(s), all 247 chunks searched" in lines
+    assert not any("--all" in line for line in lines)
+    assert state.lanes[0].whole and "reading stopped early" not in show(frame(state))

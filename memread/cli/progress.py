@@ -81,7 +81,9 @@ class PlainProgress:
             read = self.state.lanes[event.lane].chunks_read  # its distinct chunks: not the step, nor re-reads
             line = f"lane {event.lane + 1} stopped reading after {read}{f' of {total}' if total else ''} chunk(s) " \
                    f"({event.reason})"
-            if total and read < total and not self._hinted:  # once a run
+            if event.whole:  # it searched every chunk through the index, and stepped through few
+                line = f"lane {event.lane + 1} {event.reason}{f', all {total} chunks searched' if total else ''}"
+            elif total and read < total and not self._hinted:  # once a run
                 self._hinted = True
                 line += f"; {EXIT_GATE_HINT}"
             self._say(line)

@@ -154,7 +154,7 @@ def answer_panels(state: ViewState, *, citations: dict[int, str] | None = None) 
         where = (citations or {}).get(view.lane)
         if where:
             parts.append(Text(f"  sources: {where}"))
-    stopped = [v.chunks_read for v in state.lanes if v.exited_at is not None]
+    stopped = [v.chunks_read for v in state.lanes if v.exited_at is not None and not v.whole]
     if state.total and stopped and min(stopped) < state.total:
         parts.append(Text(f"  reading stopped early ({min(stopped)} of {state.total} chunks); {EXIT_GATE_HINT}",
                           style="dim"))

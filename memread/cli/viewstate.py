@@ -56,6 +56,7 @@ class LaneView:
     steps: int = 0
     last: StepFinished | None = None
     exited_at: int | None = None  # the step (not the chunk) after which the lane stopped reading
+    whole: bool = False  # it stopped having searched every chunk through the index (a count, a list)
     answer: Answered | None = None
     read: dict[int, int] = field(default_factory=dict)  # chunk index -> the step this lane first read it at
     again: set[int] = field(default_factory=set)  # the steps at which this lane read a chunk again
@@ -147,6 +148,7 @@ class ViewState:
             self._finish_lane_step(event, at)
         elif isinstance(event, LaneExited):
             self._lane(event.lane).exited_at = event.step
+            self._lane(event.lane).whole = event.whole
         elif isinstance(event, Answered):
             self._lane(event.lane).answer = event
             self.prompt_tokens += event.prompt_tokens
@@ -176,7 +178,7 @@ class ViewState:
             _forget_reads(view.read, view.again, step)
             view.steps = len(view.read) + len(view.again)
             if view.exited_at is not None and view.exited_at >= step:
-                view.exited_at = None
+                view.exited_at, view.whole = None, False
 
     def _lane(self, lane: int) -> LaneView:
         while len(self.lanes) <= lane:

@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 from memread import prompts
 from memread.backends.base import Completion
 from memread.document import Chunk
+from memread.events import WHOLE_DOCUMENT
 from memread.fulltext import query_terms
 from memread.settings import read_limit
 from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
@@ -348,14 +349,15 @@ class EvidenceStrategy(Strategy):
         # days"), unless it counts the document's parts: a number on a contents line or a heading is a section's
         # own ("5.2 Character Arrays" gave 2 for the sections of "5 Strings"; own-aggregate.md).
         more = kind == questions.COUNT and not all(g.parts for g in picked)
+        lines = f"{sum(counts)} line{'s' if sum(counts) != 1 else ''}"
         new_state = {**state, "done": not more, "counts": counts, "kind": kind, "items": items[:200],
                      "counted": shown, "sources": _sources(items[:200]), "memory": memory}
         if not more:
             new_state["evidence"] = items[:200]
         return StepResult(state=new_state, memory=memory, memory_changed=True, truncated=False, exit=not more,
-                          exit_reason=f"counted the whole document: {sum(counts)} lines in {len(picked)} group(s)",
+                          exit_reason=f"{WHOLE_DOCUMENT}: {lines} in {len(picked)} group(s)",
                           decisions={"groups": chosen, "counts": counts},
-                          summary=f"chose group {', '.join(map(str, chosen))}: {sum(counts)} lines",
+                          summary=f"chose group {', '.join(map(str, chosen))}: {lines}",
                           parse_issues=tuple(issues), steps_left=self._steps_left(question, new_state))
 
     def _newest_first(self) -> bool:
