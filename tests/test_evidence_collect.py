@@ -265,3 +265,13 @@ def test_a_list_takes_the_one_group_holding_most_of_its_words_whatever_the_model
     # a count is the model's choice still: "# of unexpected failures" lines may hold more words than the FAILs
     _, events, _ = run(["How many tests failed in the objc testsuite?"], {"Group": "2"}, chunks=log_chunks())
     assert [e.decisions["groups"] for e in events if isinstance(e, StepFinished) and "groups" in e.decisions] == [[2]]
+
+
+def test_a_one_letter_identifier_is_held_only_as_written() -> None:
+    assert questions.written("List every XPASS in the g++ testsuite.") == {"g": "g++"}
+    assert questions.written("Which upload is 2.7-3?") == {} and questions.written("A x86-64 build?") == {}
+    log = ("\t\t=== g++ tests ===\n\nXPASS: c-c++-common/a.c (internal compiler error)\n\n"
+           "\t\t=== gcc tests ===\n\nXPASS: gcc.dg/guality/b.c   -O3 -g  execution test\n")
+    chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(log, Provenance("test.log", line_start=1))]))
+    results, _, _ = run(["List every XPASS in the g++ testsuite."], {"Group": "1"}, chunks=chunks)
+    assert results[0].answer == "1 line: XPASS: c-c++-common/a.c (internal compiler error)"  # not the -g line

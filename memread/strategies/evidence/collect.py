@@ -21,7 +21,15 @@ from memread.document import Span
 from memread.recall import query_terms
 from memread.strategies.evidence import keeping
 from memread.strategies.evidence.keeping import stems
-from memread.strategies.evidence.questions import PARTS, anchors, counted, identifiers, parts_asked, quoted
+from memread.strategies.evidence.questions import (
+    PARTS,
+    anchors,
+    counted,
+    identifiers,
+    parts_asked,
+    quoted,
+    written,
+)
 from memread.strategies.evidence.units import HEADING, LINE, Unit, is_banner
 
 MAX_GROUPS = 12  # groups shown to the model
@@ -87,15 +95,17 @@ def held_text(item: Mapping[str, Any], unit: Unit) -> str:
 
 
 def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[str],
-                required: Sequence[str] = (), *, by_anchors: bool = True) -> list[Group]:
+                required: Sequence[str] = (), *, by_anchors: bool = True,
+                as_written: Mapping[str, str] | None = None) -> list[Group]:
     """Units that hold the anchors, grouped by shape and by which anchors they hold; with ``required`` (the
     question's identifiers), only the groups holding all of them (else any of them): "urgency=high" is what the
     question counts, "marked" is not. ``by_anchors`` off: the larger groups first, however many anchors they
-    hold (the anchors only name what is counted)."""
+    hold (the anchors only name what is counted). ``as_written``: anchors a unit holds only as written ("g++")."""
     groups: dict[str, tuple[Group, set[str]]] = {}
     for item, unit in found:
         text = held_text(item, unit)
-        held = [anchor for anchor in wanted if holds(text, anchor)]
+        held = [anchor for anchor in wanted if (re.search(rf"(?<!\w){re.escape(as_written[anchor])}(?!\w)", text.lower())
+                                                if as_written and anchor in as_written else holds(text, anchor))]
         if not held:
             continue
         key = f"{shape_of(unit.text)} · holding {', '.join(held)}"
@@ -361,8 +371,8 @@ def collected(passages: Any, question: str) -> list[Group]:
             chunks, wanted = min(held)[1], conditions
         else:  # nothing but what is counted: it ranks the groups no more than it narrows the chunks
             chunks = sorted({chunk for anchor in wanted for chunk in passages.holding([anchor])})
-            return group_units(_units_of(passages, chunks), wanted, by_anchors=False)
-    return group_units(_units_of(passages, chunks), wanted, identifiers(question))
+            return group_units(_units_of(passages, chunks), wanted, by_anchors=False, as_written=written(question))
+    return group_units(_units_of(passages, chunks), wanted, identifiers(question), as_written=written(question))
 
 
 def _units_of(passages: Any, chunks: Iterable[int], *,

@@ -57,17 +57,30 @@ def question_kind(question: str) -> str:
     return LOOKUP
 
 
-def identifiers(question: str) -> list[str]:
-    """The question's identifiers (``urgency=high``, ``libgomp.fortran/``, ``XPASS``, a version such as ``2.7-3``),
-    each as the phrase of words the index holds it as ("urgency high", "2 7 3")."""
-    found: list[str] = []
+def _identifiers(question: str) -> list[tuple[str, str]]:
+    """Each identifier of the question as written and as the phrase of words the index holds it as."""
+    found: list[tuple[str, str]] = []
     for token in re.findall(r"[\w.+-]*\w[=./:+-]+[\w.+/-]*|\b[A-Z][A-Z0-9_]{2,}\b", question):
         if token.endswith(".") and not re.search(r"[=./:+-]|^[A-Z][A-Z0-9_]{2,}$", token := token.rstrip(".")):
             continue  # a sentence's full stop ("… in the g++ testsuite.") makes no word an identifier
         phrase = " ".join(re.findall(r"\w+", token.lower()))
-        if phrase and phrase not in found:
-            found.append(phrase)
+        if phrase and phrase not in [p for _, p in found]:
+            found.append((token, phrase))
     return found
+
+
+def identifiers(question: str) -> list[str]:
+    """The question's identifiers (``urgency=high``, ``libgomp.fortran/``, ``XPASS``, a version such as ``2.7-3``),
+    each as the phrase of words the index holds it as ("urgency high", "2 7 3")."""
+    return [phrase for _, phrase in _identifiers(question)]
+
+
+def written(question: str) -> dict[str, str]:
+    """The identifiers whose words are all of one or two characters, a letter among them, by phrase, as written
+    (lower case): "g++" is the phrase "g", which the "-g" of a compiler flag holds too, so a line holds it only as
+    written. (A version's words are digits: "2.7-3" stays the phrase "2 7 3".)"""
+    return {phrase: token.lower() for token, phrase in _identifiers(question)
+            if all(len(word) <= 2 for word in phrase.split()) and re.search(r"[a-z]", phrase)}
 
 
 def anchors(question: str) -> list[str]:
