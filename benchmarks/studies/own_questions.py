@@ -4,11 +4,13 @@ docqa's design set (its even-numbered questions) has no *absent* question, and o
 many" of a kind the question names. So the evidence design wrote its own against the same documents, each with
 a check that code runs over the document's text: ``absent`` (six questions, ``data/docqa-design-absent.jsonl``:
 the text lacks what is asked) and ``aggregate`` (``data/docqa-design-aggregate.jsonl``: counts, firsts and lasts,
-their golds computed by a regular expression over the text, not by reading). Each is read with ``memread``'s own
-run (as ``memread ask`` does, default model unless ``--model``) and scored with docqa's rule: an absent question
-is right when the answer says the document does not say, any other when a gold's words are in the answer.
+their golds computed by a regular expression over the text, not by reading) and ``list`` (eight list questions,
+``data/docqa-design-list.jsonl``: each gold the items a regular expression finds). Each is read with
+``memread``'s own run (as ``memread ask`` does, default model unless ``--model``) and scored with docqa's rule: an
+absent question is right when the answer says the document does not say, a list when every item's words are in
+the answer, any other when a gold's words are.
 
-    python -m benchmarks.studies.own_questions [--set absent|aggregate] [--questions ID,…] [--strategy evidence]
+    python -m benchmarks.studies.own_questions [--set absent|aggregate|list] [--questions ID,…] [--strategy evidence]
         [--threads 1] [--model M] [--cache FILE.jsonl] [--out FILE.md]
     python -m benchmarks.studies.own_questions --set aggregate --check    # the golds against the documents
 
