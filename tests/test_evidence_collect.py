@@ -275,3 +275,17 @@ def test_a_one_letter_identifier_is_held_only_as_written() -> None:
     chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(log, Provenance("test.log", line_start=1))]))
     results, _, _ = run(["List every XPASS in the g++ testsuite."], {"Group": "1"}, chunks=chunks)
     assert results[0].answer == "1 line: XPASS: c-c++-common/a.c (internal compiler error)"  # not the -g line
+
+
+def test_a_listed_items_record_line_is_the_unit_above_it_not_indented_of_whatever_kind() -> None:
+    from memread.strategies.evidence.units import units
+
+    entry = ("tool (2.7-5) unstable; urgency=low (HIGH for m68k)\n\n  * Added a patch.\n\n"
+             " -- Ann Example <ann@example.org>  Tue\n")
+    found = units(entry)
+    assert found[0].kind != "line"  # the header reads as a sentence, and is still the record's first line
+    assert collect.record_line(found, len(found) - 1) == "tool (2.7-5) unstable; urgency=low (HIGH for m68k)"
+    assert collect.record_line(found, 0) == ""  # not indented: no record line
+    opening = units(" -- Ann Example <ann@example.org>  Tue\n")  # a chunk that opens with a sign-off
+    assert collect.record_line(opening, 0, lambda: "tool (2.7-4) unstable; urgency=low") == \
+        "tool (2.7-4) unstable; urgency=low"

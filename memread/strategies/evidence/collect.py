@@ -377,18 +377,42 @@ def collected(passages: Any, question: str) -> list[Group]:
 
 def _units_of(passages: Any, chunks: Iterable[int], *,
               headings_only: bool = False) -> Iterable[tuple[dict[str, Any], Unit]]:
+    last: dict[int, str] = {}  # each chunk's chunk before's last record line, found once
     for index in chunks:
         chunk = passages.get(index)
         every = list(passages.units(index, keep=False))
-        records = {unit.text for unit in every if unit.kind == LINE and not unit.heading} | {passages.records[index]}
         for position, unit in enumerate(every):
             if not unit.readable or (headings_only and unit.kind != HEADING):
                 continue
             item = keeping.entry(chunk, every, position, passages.contexts[index], step=1, how="collected",
                                  record=passages.records[index])
-            if unit.indent > 0 and item["head"] and item["head"] in records:
-                item["record"] = item["head"]  # the first line of the record it is in: a changelog entry's header
+            record = record_line(every, position, lambda index=index: last.setdefault(index, _last_record(passages, index)))
+            if record:
+                item["record"] = record  # what a list cites it under: a changelog sign-off's entry header
             yield item, unit
+
+
+def record_line(found: Sequence[Unit], position: int, before: Any = lambda: "") -> str:
+    """The first line of the record an indented unit is in: the nearest unit above it that is not indented,
+    whatever its kind (a changelog header ending "urgency=low (HIGH for m68k)" is numbered as a sentence), or,
+    above the chunk's first such unit, ``before()`` (the chunk before's last one). "" for a unit not indented."""
+    unit = found[position]
+    if unit.indent == 0 or unit.heading:
+        return ""
+    for other in reversed(found[:position]):
+        if other.readable and other.heading:
+            return ""
+        if other.readable and other.indent == 0:
+            return other.text
+    return str(before())
+
+
+def _last_record(passages: Any, index: int) -> str:
+    """The last unit of chunk ``index - 1`` that is not indented (a record's first line), if any."""
+    if index == 0:
+        return ""
+    previous = [u for u in passages.units(index - 1, keep=False) if u.readable and u.indent == 0 and not u.heading]
+    return previous[-1].text if previous else ""
 
 
 def step_prompt(question: str, groups: str) -> str:
