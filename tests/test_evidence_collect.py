@@ -241,6 +241,8 @@ def test_a_list_item_inside_a_record_comes_with_the_records_first_line() -> None
     many = [{"text": f"FAIL: t{n}"} for n in range(answer.LISTED + 5)]
     assert answer.list_answer(many, len(many)).endswith(f"t{answer.LISTED - 1}; … and 5 more")
     assert answer.list_answer([], 0) == answer.DOES_NOT_SAY
+    near = [{"text": "tool (2.0-2) unstable; urgency=low * Fix. -- Ann", "record": "tool (2.0-2) unstable; urgency=low"}]
+    assert answer.list_answer(near, 1) == "1 line: tool (2.0-2) unstable; urgency=low * Fix. -- Ann"  # not twice
     items = "".join(f"  * Fix the build on port {n}.\n" for n in range(6))  # the header is far above the sign-off
     changelog = (f"tool (2.0-2) unstable; urgency=low\n\n{items}\n -- Ann Example <ann@example.org>  Sat\n\n"
                  "tool (2.0-1) unstable; urgency=low\n\n  * Recognize Go.\n\n -- Bob Example <bob@example.org>  Tue\n")

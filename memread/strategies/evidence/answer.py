@@ -92,7 +92,8 @@ def list_answer(items: Sequence[Mapping[str, Any]], lines: int) -> str:
     """A list question's answer, written by code: how many lines were collected, then the items, each once, in
     document order, verbatim (under the first line of the record it is in, if any: a changelog sign-off with its
     entry's header), at most :data:`LISTED` of them and the rest counted."""
-    texts = list(dict.fromkeys(f"{e['record']}: {e['text']}" if e.get("record") else str(e["text"]) for e in items))
+    texts = list(dict.fromkeys(f"{e['record']}: {e['text']}" if e.get("record") and not str(e["text"]).startswith(
+        str(e["record"])) else str(e["text"]) for e in items))  # (an item that came with its record line has it)
     if not texts or not lines:
         return DOES_NOT_SAY
     different = f", {len(texts)} different" if len(items) == lines and len(texts) < lines else ""
