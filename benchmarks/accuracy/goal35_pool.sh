@@ -123,21 +123,23 @@ EOF
             --out "$bench/docqa-v14-$Q")
     fi
     # v15 changes no acceptance read (no held-out question is a list one): its folders are v14's ("Toward v15")
-    # v16 changes no acceptance read either ("Toward v16")
+    # v16 and v17 change no acceptance read either ("Toward v16", "Toward v17")
     [ -e "$bench/docqa-v14-$Q/scores.jsonl" ] && (cd "$main" && $carry --earlier "$bench/docqa-v14-$Q" \
-        --out "$bench/docqa-v15-$Q" && $carry --earlier "$bench/docqa-v15-$Q" --out "$bench/docqa-v16-$Q")
+        --out "$bench/docqa-v15-$Q" && $carry --earlier "$bench/docqa-v15-$Q" --out "$bench/docqa-v16-$Q" && \
+        $carry --earlier "$bench/docqa-v16-$Q" --out "$bench/docqa-v17-$Q")
     for f in hqa50-seed1127 hqa400-seed1127; do
         [ -e "$bench/$f-v11-$Q/scores.jsonl" ] || continue
         (cd "$main" && $carry --earlier "$bench/$f-v11-$Q" --out "$bench/$f-v12-$Q" && \
             $carry --earlier "$bench/$f-v12-$Q" --out "$bench/$f-v13-$Q" && \
             $carry --earlier "$bench/$f-v13-$Q" --out "$bench/$f-v14-$Q" && \
             $carry --earlier "$bench/$f-v14-$Q" --out "$bench/$f-v15-$Q" && \
-            $carry --earlier "$bench/$f-v15-$Q" --out "$bench/$f-v16-$Q")
+            $carry --earlier "$bench/$f-v15-$Q" --out "$bench/$f-v16-$Q" && \
+            $carry --earlier "$bench/$f-v16-$Q" --out "$bench/$f-v17-$Q")
     done
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v1{2,3,4,5,6}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v1{2,3,4,5,6,7}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
-    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v16 --out benchmarks/results/goal-35-check.md)
+    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v17 --out benchmarks/results/goal-35-check.md)
 }
 
 case ${1:-} in
