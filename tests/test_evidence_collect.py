@@ -240,6 +240,8 @@ def test_a_list_item_inside_a_record_comes_with_the_records_first_line() -> None
                                             "tool (1.9-3) unstable; urgency=low: -- Ann <a@x.org> Fri")
     many = [{"text": f"FAIL: t{n}"} for n in range(answer.LISTED + 5)]
     assert answer.list_answer(many, len(many)).endswith(f"t{answer.LISTED - 1}; … and 5 more")
+    assert answer.list_answer(many, 1226).startswith("1226 lines: ")  # the items kept are the first of many
+    assert answer.list_answer(many, 1226).endswith(f"t{answer.LISTED - 1}; … and more")
     assert answer.list_answer([], 0) == answer.DOES_NOT_SAY
     near = [{"text": "tool (2.0-2) unstable; urgency=low * Fix. -- Ann", "record": "tool (2.0-2) unstable; urgency=low"}]
     assert answer.list_answer(near, 1) == "1 line: tool (2.0-2) unstable; urgency=low * Fix. -- Ann"  # not twice

@@ -97,7 +97,8 @@ def list_answer(items: Sequence[Mapping[str, Any]], lines: int) -> str:
     if not texts or not lines:
         return DOES_NOT_SAY
     different = f", {len(texts)} different" if len(items) == lines and len(texts) < lines else ""
-    more = f"; … and {len(texts) - LISTED} more" if len(texts) > LISTED else ""
+    # Only the first items are kept with the answer: past them, how many more is not known here (the count is).
+    more = "; … and more" if len(items) < lines else f"; … and {len(texts) - LISTED} more" if len(texts) > LISTED else ""
     return f"{lines} line{'s' if lines != 1 else ''}{different}: {'; '.join(texts[:LISTED])}{more}"
 
 
