@@ -293,14 +293,3 @@ def test_a_listed_items_record_line_is_the_unit_above_it_not_indented_of_whateve
     opening = units(" -- Ann Example <ann@example.org>  Tue\n")  # a chunk that opens with a sign-off
     assert collect.record_line(opening, 0, lambda: "tool (2.7-4) unstable; urgency=low") == \
         "tool (2.7-4) unstable; urgency=low"
-
-
-def test_with_no_identifier_the_chunks_are_where_the_questions_words_come_together() -> None:
-    log = ("Results for 12.2.0 testsuite on x86_64\n\n" + "".join(f"Filler line {n} about nothing.\n" for n in range(30))
-           + "\t\t=== libgomp tests ===\n\nRunning target unix\n"
-           + "".join(f"FAIL: libgomp.c/t{n}.c (test for excess errors)\n" for n in range(5))
-           + "".join(f"More filler {n} here.\n" for n in range(30))
-           + "\nlibgomp-kfreebsd-testsuite: Disable lock-2.c test on kfreebsd\n")
-    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(log, Provenance("test.log", line_start=1))]))
-    results, _, _ = run(["Which tests failed in the libgomp testsuite?"], {"Group": "1"}, chunks=chunks)
-    assert results[0].answer.startswith("5 lines: FAIL: libgomp.c/t0.c")  # not the patch line holding "testsuite"
