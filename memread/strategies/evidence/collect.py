@@ -76,9 +76,12 @@ def numbering(text: str) -> str | None:
     return re.sub(r"^[A-Z]", "A", re.sub(r"\d+", "#", match.group(1)))  # appendices A, B, C… alike
 
 
-def holds(text: str, anchor: str) -> bool:
+def holds(text: str, anchor: str, as_written: str | None = None) -> bool:
     """Whether ``text`` holds ``anchor``: a phrase of several words in a row, or a word (plurals alike, and a past
-    form as its stem: "failed" is held by "FAIL: …")."""
+    form as its stem: "failed" is held by "FAIL: …"); with ``as_written``, only that string, standing apart
+    ("g++", not the "-g" a phrase "g" would match)."""
+    if as_written is not None:
+        return re.search(rf"(?<!\w){re.escape(as_written)}(?!\w)", text.lower()) is not None
     words = re.findall(r"\w+", text.lower())
     wanted = anchor.split()
     if len(wanted) > 1:
@@ -104,8 +107,7 @@ def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[s
     groups: dict[str, tuple[Group, set[str]]] = {}
     for item, unit in found:
         text = held_text(item, unit)
-        held = [anchor for anchor in wanted if (re.search(rf"(?<!\w){re.escape(as_written[anchor])}(?!\w)", text.lower())
-                                                if as_written and anchor in as_written else holds(text, anchor))]
+        held = [anchor for anchor in wanted if holds(text, anchor, (as_written or {}).get(anchor))]
         if not held:
             continue
         key = f"{shape_of(unit.text)} · holding {', '.join(held)}"
