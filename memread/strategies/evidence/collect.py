@@ -11,6 +11,7 @@ counted, and says which of them the question is about; code counts those, and th
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -105,9 +106,10 @@ def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[s
     question counts, "marked" is not. ``by_anchors`` off: the larger groups first, however many anchors they
     hold (the anchors only name what is counted). ``as_written``: anchors a unit holds only as written ("g++")."""
     groups: dict[str, tuple[Group, set[str]]] = {}
+    written_as = as_written or {}
     for item, unit in found:
         text = held_text(item, unit)
-        held = [anchor for anchor in wanted if holds(text, anchor, (as_written or {}).get(anchor))]
+        held = [anchor for anchor in wanted if holds(text, anchor, written_as.get(anchor))]
         if not held:
             continue
         key = f"{shape_of(unit.text)} · holding {', '.join(held)}"
@@ -379,7 +381,13 @@ def collected(passages: Any, question: str) -> list[Group]:
 
 def _units_of(passages: Any, chunks: Iterable[int], *,
               headings_only: bool = False) -> Iterable[tuple[dict[str, Any], Unit]]:
-    last: dict[int, str] = {}  # each chunk's chunk before's last record line, found once
+    previous: tuple[int, list[Unit]] = (-1, [])  # the chunk just scanned: usually the one before the next
+
+    @functools.cache
+    def opening(index: int) -> str:  # the chunk before's last record line, when a unit of ``index`` needs it
+        before = previous[1] if previous[0] == index - 1 else passages.units(index - 1, keep=False) if index else ()
+        return _last_record(before)
+
     for index in chunks:
         chunk = passages.get(index)
         every = list(passages.units(index, keep=False))
@@ -388,10 +396,11 @@ def _units_of(passages: Any, chunks: Iterable[int], *,
                 continue
             item = keeping.entry(chunk, every, position, passages.contexts[index], step=1, how="collected",
                                  record=passages.records[index])
-            record = record_line(every, position, lambda index=index: last.setdefault(index, _last_record(passages, index)))
+            record = record_line(every, position, lambda index=index: opening(index))
             if record:
                 item["record"] = record  # what a list cites it under: a changelog sign-off's entry header
             yield item, unit
+        previous = (index, every)
 
 
 def record_line(found: Sequence[Unit], position: int, before: Any = lambda: "") -> str:
@@ -409,12 +418,10 @@ def record_line(found: Sequence[Unit], position: int, before: Any = lambda: "") 
     return str(before())
 
 
-def _last_record(passages: Any, index: int) -> str:
-    """The last unit of chunk ``index - 1`` that is not indented (a record's first line), if any."""
-    if index == 0:
-        return ""
-    previous = [u for u in passages.units(index - 1, keep=False) if u.readable and u.indent == 0 and not u.heading]
-    return previous[-1].text if previous else ""
+def _last_record(found: Iterable[Unit]) -> str:
+    """The last of a chunk's units that is not indented (a record's first line), if any."""
+    records = [u for u in found if u.readable and u.indent == 0 and not u.heading]
+    return records[-1].text if records else ""
 
 
 def step_prompt(question: str, groups: str) -> str:

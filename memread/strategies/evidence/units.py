@@ -82,7 +82,7 @@ def is_marked_heading(line: str) -> bool:
     if not line or len(line) > 120:
         return False
     words = line.split()
-    if _BANNER.fullmatch(line):
+    if is_banner(line):
         return True
     if len(words) < 2 or len(words) > 12 or line.endswith((",", ";", ")")):
         return False
