@@ -112,9 +112,18 @@ EOF
     # v12 changes the collect step of one docqa question (read by v12 itself) and of no HotpotQA sample, v13 of
     # none: their folders are v11's records and that read (docqa-design.md, "Toward v12", "Toward v13")
     local carry="python -m benchmarks.accuracy.carry_records"
+    chain() {  # chain PREFIX EARLIER LATER…: each later version's folder carries the one before's records
+        local prefix=$1 earlier=$2 v
+        shift 2
+        for v in "$@"; do
+            [ -e "$bench/$prefix-$earlier-$Q/scores.jsonl" ] || return 0
+            (cd "$main" && $carry --earlier "$bench/$prefix-$earlier-$Q" --out "$bench/$prefix-$v-$Q") || return 1
+            earlier=$v
+        done
+    }
     if [ -e "$sweeps/acc/docqa-v12-own-$Q/scores.jsonl" ]; then  # done once: a new machine keeps the committed
         (cd "$main" && $carry --earlier "$bench/docqa-v11-$Q" --own "$sweeps/acc/docqa-v12-own-$Q" \
-            --out "$bench/docqa-v12-$Q" && $carry --earlier "$bench/docqa-v12-$Q" --out "$bench/docqa-v13-$Q")
+            --out "$bench/docqa-v12-$Q") && chain docqa v12 v13
     fi
     # v14 changes two held-out docqa questions' path (read by v14 at one thread, from a worktree of 60d06e5 with
     # bin/memread-v14) and no HotpotQA sample ("Toward v14")
@@ -122,19 +131,10 @@ EOF
         (cd "$main" && $carry --earlier "$bench/docqa-v13-$Q" --own "$sweeps/acc/docqa-v14-own-$Q" \
             --out "$bench/docqa-v14-$Q")
     fi
-    # v15 changes no acceptance read (no held-out question is a list one): its folders are v14's ("Toward v15")
-    # v16 and v17 change no acceptance read either ("Toward v16", "Toward v17")
-    [ -e "$bench/docqa-v14-$Q/scores.jsonl" ] && (cd "$main" && $carry --earlier "$bench/docqa-v14-$Q" \
-        --out "$bench/docqa-v15-$Q" && $carry --earlier "$bench/docqa-v15-$Q" --out "$bench/docqa-v16-$Q" && \
-        $carry --earlier "$bench/docqa-v16-$Q" --out "$bench/docqa-v17-$Q")
+    # v15, v16 and v17 change no acceptance read (no acceptance sample is a list question; "Toward v15" to "v17")
+    chain docqa v14 v15 v16 v17
     for f in hqa50-seed1127 hqa400-seed1127; do
-        [ -e "$bench/$f-v11-$Q/scores.jsonl" ] || continue
-        (cd "$main" && $carry --earlier "$bench/$f-v11-$Q" --out "$bench/$f-v12-$Q" && \
-            $carry --earlier "$bench/$f-v12-$Q" --out "$bench/$f-v13-$Q" && \
-            $carry --earlier "$bench/$f-v13-$Q" --out "$bench/$f-v14-$Q" && \
-            $carry --earlier "$bench/$f-v14-$Q" --out "$bench/$f-v15-$Q" && \
-            $carry --earlier "$bench/$f-v15-$Q" --out "$bench/$f-v16-$Q" && \
-            $carry --earlier "$bench/$f-v16-$Q" --out "$bench/$f-v17-$Q")
+        chain "$f" v11 v12 v13 v14 v15 v16 v17
     done
     for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v1{2,3,4,5,6,7}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
