@@ -363,30 +363,20 @@ def collected(passages: Any, question: str) -> list[Group]:
             return groups
     wanted = anchors(question)
     # The chunks to collect from: those holding every identifier of the question ("urgency=high", "XPASS"), else
-    # those of the condition whose best group holds most of the question's words, the larger such group on a tie
-    # ("libgomp", not "testsuite", which a log says in its first line and its list of patches: own-aggregate-15),
-    # then the rarest ("experimental"), the units holding the conditions; else any of the words naming what is
-    # counted. The document may call its units otherwise ("uploads" are a changelog's entries): those words
-    # neither narrow the chunks nor rank the groups.
+    # those holding its rarest condition that the document holds ("experimental"), the units holding the
+    # conditions; else any of the words naming what is counted. The document may call its units otherwise
+    # ("uploads" are a changelog's entries): those words neither narrow the chunks nor rank the groups.
     chunks = passages.holding(identifiers(question))
     if not chunks:
         named = set(counted(question))
         conditions = [anchor for anchor in wanted if anchor not in named]
         held = [(len(found), found) for anchor in conditions if (found := passages.holding([anchor]))]
         if held:
-            together = [_together(passages, found, wanted, question) for _, found in held]
-            chunks = min(pair for pair, best in zip(held, together, strict=True) if best == max(together))[1]
-            wanted = conditions
+            chunks, wanted = min(held)[1], conditions
         else:  # nothing but what is counted: it ranks the groups no more than it narrows the chunks
             chunks = sorted({chunk for anchor in wanted for chunk in passages.holding([anchor])})
             return group_units(_units_of(passages, chunks), wanted, by_anchors=False, as_written=written(question))
     return group_units(_units_of(passages, chunks), wanted, identifiers(question), as_written=written(question))
-
-
-def _together(passages: Any, chunks: Sequence[int], words: Sequence[str], question: str) -> tuple[int, int]:
-    """How many of the question's words the best group collected from ``chunks`` holds, and its size."""
-    groups = group_units(_units_of(passages, chunks), words, as_written=written(question))
-    return (groups[0].held, groups[0].count) if groups else (0, 0)
 
 
 def _units_of(passages: Any, chunks: Iterable[int], *,

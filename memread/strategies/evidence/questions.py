@@ -114,20 +114,11 @@ def counted(question: str) -> list[str]:
         runs.extend(match.groups())
     words: list[str] = []
     for run in runs:
-        found = re.findall(r"[\w'’+.-]*\w", run.lower())
-        for at, word in enumerate(found):
-            if word in _COUNTED_ENDS or _verb_of_condition(found, at):
+        for word in re.findall(r"[\w'’+.-]*\w", run.lower()):
+            if word in _COUNTED_ENDS:
                 break
             words.extend(term for term in query_terms(word) if term not in _SCAFFOLD)
     return words
-
-
-def _verb_of_condition(words: list[str], at: int) -> bool:
-    """Whether ``words[at]`` is a past form that begins the condition: after what is counted and just before a
-    preposition or the question's end ("tests failed in the libgomp testsuite": the tests that failed, not
-    "failed tests"; "unexpected failures" is counted, as "signed uploads" is)."""
-    word = words[at]
-    return at > 0 and len(word) > 4 and word.endswith("ed") and (at + 1 == len(words) or words[at + 1] in _COUNTED_ENDS)
 
 
 def parts_asked(question: str) -> bool:
