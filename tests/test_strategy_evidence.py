@@ -391,8 +391,13 @@ def test_a_last_question_may_be_answered_by_its_items_header() -> None:
                         chunks=chunks)
     assert results[0].answer == "2.0-1"  # the entry's version, from its header line
     # the header as the item's head (shown to the model above the item) counts as the item's words
-    assert answer.settle_item("2.0-1", "* Build with zstd 2.", "Which …?", head="tool (2.0-1) unstable") == "2.0-1"
-    assert answer.settle_item("2.0-1", "* Build with zstd 2.", "Which …?") == "* Build with zstd 2."
+    item = {"text": "* Build with zstd 2.", "head": "tool (2.0-1) unstable"}
+    assert answer.settle_item("2.0-1", item, "Which …?") == "2.0-1"
+    assert answer.settle_item("2.0-1", {"text": "* Build with zstd 2."}, "Which …?") == "* Build with zstd 2."
+    # an item inside a record comes under the record's first line, as a listed one does (own-aggregate-17)
+    signed = {"text": "-- Ann <a@x.org>  Sat", "head": "tool (2.0-2) unstable", "record": "tool (2.0-2) unstable"}
+    assert answer.settle_item("-- Ann <a@x.org> Sat", signed, "Which …?") == "tool (2.0-2) unstable: Ann <a@x.org> Sat"
+    assert answer.settle_item("2.0-2", signed, "Which …?") == "2.0-2"  # the record's own words need no more
 
 
 def test_an_echo_is_an_answer_made_of_the_questions_own_words_only() -> None:

@@ -38,7 +38,7 @@ from memread.events import WHOLE_DOCUMENT
 from memread.fulltext import query_terms
 from memread.settings import read_limit
 from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
-from memread.strategies.evidence import answer, collect, keeping, questions, ranking, reading
+from memread.strategies.evidence import answer, collect, keeping, ordering, questions, ranking, reading
 from memread.strategies.evidence.ranking import Passages, names_in
 from memread.strategies.evidence.units import units
 
@@ -324,7 +324,7 @@ class EvidenceStrategy(Strategy):
         groups = self._collected(question)
         chosen, issues = collect.chosen_groups(completion.text, len(groups))
         kind = self.mode(question)
-        decided, why = collect.decided(question, kind == questions.LIST, groups)
+        decided, why = collect.decided(question, kind in (questions.LIST, questions.COUNT), groups)
         if decided is not None and chosen != [decided]:
             issues.append(f"{why}: group {decided}, not {', '.join(map(str, chosen)) or 'none'}")
             chosen = [decided]
@@ -333,7 +333,7 @@ class EvidenceStrategy(Strategy):
             issues.append("the reply names no group; the first (the closest match) is taken")
         picked = [groups[n - 1] for n in chosen]
         items = [item for g in picked for item in g.items]
-        items = (collect.in_order(items, self._newest_first()) if kind in (questions.FIRST, questions.LAST)
+        items = (ordering.in_order(items, self._newest_first()) if kind in (questions.FIRST, questions.LAST)
                  else sorted(items, key=keeping.document_order))
         if kind == questions.FIRST:
             items = items[:1]
@@ -361,10 +361,10 @@ class EvidenceStrategy(Strategy):
                           parse_issues=tuple(issues), steps_left=self._steps_left(question, new_state))
 
     def _newest_first(self) -> bool:
-        """Whether the document runs backwards in time (:func:`collect.newest_first`; computed once)."""
+        """Whether the document runs backwards in time (:func:`ordering.newest_first`; computed once)."""
         if self._backwards is None:
             passages = self.passages
-            self._backwards = collect.newest_first(unit.text for index in range(len(passages))
+            self._backwards = ordering.newest_first(unit.text for index in range(len(passages))
                                                    for unit in passages.units(index, keep=False))
         return self._backwards
 
@@ -411,7 +411,7 @@ class EvidenceStrategy(Strategy):
         items = state.get("items") or []
         if counts is not None and state.get("kind") in (questions.FIRST, questions.LAST) and items:
             first = items[0]
-            return answer.settle_item(reply_answer, str(first["text"]), question, str(first.get("head") or "")), True
+            return answer.settle_item(reply_answer, first, question), True
         if counts is not None and state.get("kind") == questions.LIST:
             return answer.list_answer(items, sum(counts)), True
         if counts is not None:

@@ -12,7 +12,6 @@ counted, and says which of them the question is about; code counts those, and th
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from memread.strategies.evidence.questions import (
     anchors,
     counted,
     identifiers,
+    part_numbers,
     parts_asked,
     quoted,
     written,
@@ -162,6 +162,8 @@ def group_outline(outline: Sequence[Any], titles: Sequence[str], question: str =
         return []
     if scope is None and question:
         scope = named_section(entries, question)
+    if scope is None and question:
+        scope = numbered_section(entries, question)
     if scope is not None:
         entries = headings_under(entries, scope)
     groups: dict[str, Group] = {}
@@ -209,14 +211,14 @@ def part_group(question: str, groups: Sequence[Group]) -> int | None:
     return next((n for n, g in enumerate(groups, 1) if g.numbering == wanted), None)
 
 
-def decided(question: str, listing: bool, groups: Sequence[Group]) -> tuple[int | None, str]:
+def decided(question: str, by_words: bool, groups: Sequence[Group]) -> tuple[int | None, str]:
     """The group code chooses whatever the model said, and why: the one the question's part word names (the model
-    read "numbered like #.#" as chapters, own-aggregate-10); for a list, the one holding most of its words."""
+    read "numbered like #.#" as chapters, own-aggregate-10); ``by_words`` (a list or a count), the one holding
+    most of its words (what is counted holds none: a count's "# of …" summary lines are no better match)."""
     by_part = part_group(question, groups)
     if by_part is not None:
         return by_part, "the question counts its parts: by their numbering"
-    by_words = most_held(groups) if listing else None
-    return by_words, "the list's lines are those holding most of its words"
+    return (most_held(groups) if by_words else None), "the lines asked about are those holding most of its words"
 
 
 def most_held(groups: Sequence[Group]) -> int | None:
@@ -254,6 +256,16 @@ def named_section(entries: Sequence[Any], question: str) -> int | None:
     return next((i for _, _, i in sorted(named) if headings_under(entries, i)), None)
 
 
+def numbered_section(entries: Sequence[Any], question: str) -> int | None:
+    """The outline heading the question names by its number ("How many sections does chapter 8 have?" names
+    "Chapter 8. Basic Configuration …"), one whose title says the part word first, else the outermost; None
+    when no heading so numbered has headings under it."""
+    words = {m.lower() for m in re.findall(r"\b(chapter|section|appendix|part)\s", question, re.IGNORECASE)}
+    named = [(not any(h.title.lower().startswith(w) for w in words), h.level, i) for number in part_numbers(question)
+             for i, h in enumerate(entries) if heading_number(h.title) == number]
+    return next((i for *_, i in sorted(named) if headings_under(entries, i)), None)
+
+
 def headings_under(entries: Sequence[Any], scope: int) -> list[Any]:
     """The headings one level under ``entries[scope]``: by their numbers where the section and they are numbered
     (12.1 to 12.4 under "Chapter 12", wherever the outline has them: an HTML folder's outline follows its files'
@@ -286,47 +298,6 @@ def section_number(title: str, headings: Iterable[str]) -> str | None:
         if match and wanted and stems(query_terms(match.group(2))) == wanted:
             return match.group(1)
     return None
-
-
-_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
-                                      "dec"), 1)}
-_DATE = re.compile(r"\b(\d{1,2})\s+(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?,?\s+(\d{4})\b|"
-                   r"\b(\d{4})-(\d{2})-(\d{2})\b")
-
-
-def date_of(text: str) -> tuple[int, int, int] | None:
-    """The first date a line gives (``Sun,  9 Mar 2003 01:02:39`` or ``2003-03-09``), as (year, month, day)."""
-    match = _DATE.search(text)
-    if match is None:
-        return None
-    if match.group(1):
-        return int(match.group(3)), _MONTHS[match.group(2).lower()], int(match.group(1))
-    return int(match.group(4)), int(match.group(5)), int(match.group(6))
-
-
-def newest_first(texts: Iterable[str]) -> bool:
-    """Whether the document's dated lines run backwards in time, mostly (a changelog, a news file): its first
-    upload in time is the last in the text. Three in four steps between its dated lines must go back (binutils'
-    changelog: 629 back, 25 on; a manual's or a web page's dates go both ways)."""
-    dates = [date for text in texts if (date := date_of(text)) is not None]
-    steps = list(itertools.pairwise(dates))
-    back, on = sum(1 for a, b in steps if b < a), sum(1 for a, b in steps if b > a)
-    return len(dates) >= 10 and back >= 3 * on
-
-
-def _number_key(number: str) -> tuple[int, ...]:
-    return tuple(int(part) if part.isdigit() else 1000 + ord(part[0]) for part in number.split("."))
-
-
-def in_order(items: Sequence[dict[str, Any]], backwards: bool = False) -> list[dict[str, Any]]:
-    """Collected items in the order "first" and "last" mean: numbered headings by their numbers (an HTML folder's
-    outline follows its files' names, "Chapter 12" before "Chapter 6"); else in time, which is the document's
-    order, or its reverse when the document runs ``backwards`` (:func:`newest_first`)."""
-    ordered = sorted(items, key=keeping.document_order)
-    numbers = [heading_number(str(item["text"])) for item in ordered]
-    if ordered and all(item.get("how") == "outline" for item in ordered) and None not in numbers:
-        return [item for _, item in sorted(zip(numbers, ordered, strict=True), key=lambda pair: _number_key(str(pair[0])))]
-    return ordered[::-1] if backwards else ordered
 
 
 def summary(groups: Sequence[Group]) -> str:
@@ -366,7 +337,7 @@ def collected(passages: Any, question: str) -> list[Group]:
     # those holding its rarest condition that the document holds ("experimental"), the units holding the
     # conditions; else any of the words naming what is counted. The document may call its units otherwise
     # ("uploads" are a changelog's entries): those words neither narrow the chunks nor rank the groups.
-    chunks = passages.holding(identifiers(question))
+    chunks = _holding_identifiers(passages, question)
     if not chunks:
         named = set(counted(question))
         conditions = [anchor for anchor in wanted if anchor not in named]
@@ -376,7 +347,24 @@ def collected(passages: Any, question: str) -> list[Group]:
         else:  # nothing but what is counted: it ranks the groups no more than it narrows the chunks
             chunks = sorted({chunk for anchor in wanted for chunk in passages.holding([anchor])})
             return group_units(_units_of(passages, chunks), wanted, by_anchors=False, as_written=written(question))
-    return group_units(_units_of(passages, chunks), wanted, identifiers(question), as_written=written(question))
+    # What is counted ranks no group here either ("# of unexpected failures" lines are no more the libstdc++
+    # suite's failures than its FAIL lines are), unless it is an identifier ("How many XPASS results …")
+    named = set(counted(question)) - set(identifiers(question))
+    return group_units(_units_of(passages, chunks), [a for a in wanted if a not in named], identifiers(question),
+                       as_written=written(question))
+
+
+def _holding_identifiers(passages: Any, question: str) -> list[int]:
+    """The chunks holding every identifier of the question; one the index holds no word of ("g++": one-letter
+    words are not indexed) is looked for in the chunks' text as written."""
+    found, as_written = identifiers(question), written(question)
+    unindexed = [phrase for phrase in found if phrase in as_written and not query_terms(phrase)]
+    if not unindexed:
+        return list(passages.holding(found))
+    indexed = [phrase for phrase in found if phrase not in unindexed]
+    chunks = passages.holding(indexed) if indexed else range(len(passages))
+    return [index for index in chunks
+            if all(holds(passages.get(index).text, phrase, as_written[phrase]) for phrase in unindexed)]
 
 
 def _units_of(passages: Any, chunks: Iterable[int], *,

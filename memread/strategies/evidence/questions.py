@@ -114,11 +114,29 @@ def counted(question: str) -> list[str]:
         runs.extend(match.groups())
     words: list[str] = []
     for run in runs:
-        for word in re.findall(r"[\w'’+.-]*\w", run.lower()):
-            if word in _COUNTED_ENDS:
+        found = re.findall(r"[\w'’+.-]*\w", run.lower())
+        for at, word in enumerate(found):
+            if word in _COUNTED_ENDS or _verb_of_condition(found, at):
                 break
             words.extend(term for term in query_terms(word) if term not in _SCAFFOLD)
     return words
+
+
+def _verb_of_condition(words: list[str], at: int) -> bool:
+    """Whether ``words[at]`` is a past form that begins the condition: after what is counted and just before a
+    preposition or the question's end ("tests failed in the g++ testsuite": the tests that failed, not
+    "failed tests"; "unexpected failures" is counted, as "signed uploads" is)."""
+    word = words[at]
+    return at > 0 and len(word) > 4 and word.endswith("ed") and (at + 1 == len(words) or words[at + 1] in _COUNTED_ENDS)
+
+
+_PART_NUMBER = re.compile(r"\b(?:chapter|section|appendix|part)\s+((?:\d+|[A-Z])(?:\.\d+)*)\b", re.IGNORECASE)
+
+
+def part_numbers(question: str) -> list[str]:
+    """The parts a question names by number: "8" for "… chapter 8 …", "4.2" for "section 4.2", "B" for
+    "Appendix B" (a one-letter number only in capitals: "part a" is no appendix)."""
+    return [m.group(1) for m in _PART_NUMBER.finditer(question) if not m.group(1).islower()]
 
 
 def parts_asked(question: str) -> bool:
