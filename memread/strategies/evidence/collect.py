@@ -356,7 +356,8 @@ def collected(passages: Any, question: str) -> list[Group]:
 
 def _holding_identifiers(passages: Any, question: str) -> list[int]:
     """The chunks holding every identifier of the question; one the index holds no word of ("g++": one-letter
-    words are not indexed) is looked for in the chunks' text as written."""
+    words are not indexed) is looked for in the chunks' text as written, and in the banner a chunk is under, as
+    a log line holds its banner's words (the g++ suite's chunks of "FAIL: c-c++-common/…" lines)."""
     found, as_written = identifiers(question), written(question)
     unindexed = [phrase for phrase in found if phrase in as_written and not query_terms(phrase)]
     if not unindexed:
@@ -364,7 +365,12 @@ def _holding_identifiers(passages: Any, question: str) -> list[int]:
     indexed = [phrase for phrase in found if phrase not in unindexed]
     chunks = passages.holding(indexed) if indexed else range(len(passages))
     return [index for index in chunks
-            if all(holds(passages.get(index).text, phrase, as_written[phrase]) for phrase in unindexed)]
+            if all(holds(f"{_banner(passages.contexts[index])}\n{passages.get(index).text}", phrase, as_written[phrase])
+                   for phrase in unindexed)]
+
+
+def _banner(context: str) -> str:
+    return context if is_banner(context) else ""
 
 
 def _units_of(passages: Any, chunks: Iterable[int], *,
