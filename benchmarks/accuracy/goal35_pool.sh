@@ -133,13 +133,19 @@ EOF
     fi
     # v15, v16 and v17 change no acceptance read (no acceptance sample is a list question; "Toward v15" to "v17")
     chain docqa v14 v15 v16 v17
+    # v18 to v20 were not adopted; v21 changes four held-out docqa questions' collect step (read by v21 at one
+    # thread, from a worktree of e185b5f with bin/memread-v21) and no HotpotQA sample ("Toward v20")
+    if [ -e "$sweeps/acc/docqa-v21-own-$Q/scores.jsonl" ]; then
+        (cd "$main" && $carry --earlier "$bench/docqa-v17-$Q" --own "$sweeps/acc/docqa-v21-own-$Q" \
+            --out "$bench/docqa-v21-$Q")
+    fi
     for f in hqa50-seed1127 hqa400-seed1127; do
-        chain "$f" v11 v12 v13 v14 v15 v16 v17
+        chain "$f" v11 v12 v13 v14 v15 v16 v17 v21
     done
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v1{2,3,4,5,6,7}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
-    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v17 --out benchmarks/results/goal-35-check.md)
+    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v21 --out benchmarks/results/goal-35-check.md)
 }
 
 case ${1:-} in
