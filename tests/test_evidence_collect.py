@@ -325,3 +325,16 @@ def test_a_part_named_by_its_number_scopes_the_count() -> None:
     assert counted(FOLDER, "How many sections does chapter 12 have?") == (4, "level 2 headings numbered like #.# "
                                                                            "under Chapter 12. Advanced Administration")
     assert counted(FOLDER, "How many sections does chapter 6 have?")[0] == 1
+
+
+def test_after_a_mark_the_next_word_joins_a_lines_shape_only_when_the_question_asks_it() -> None:
+    assert collect.shape_of(" -- Galen Hazelwood <g@x.org>  Sat", ["galen", "hazelwood"]) == "-- Galen"
+    assert collect.shape_of(" -- James Troup <j@x.org>  Wed", ["2005"]) == "--"
+    assert collect.shape_of("# of expected passes\t\t12", ["libstdc"]) == "#"
+    signers = zip(range(6, 0, -1), ["Ann A", "Bob B"] * 3, strict=True)  # 2005: Ann's 6, Bob's 5 and 3
+    signed = "".join(f"tool ({v}.0-1) unstable; urgency=low\n\n  * Fix {v}.\n\n -- {who} <a@x.org>  Mon, 0{v} Jan "
+                     f"{2004 + (v in (6, 5, 3))} 10:00:00 +0100\n\n" for v, who in signers)
+    chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(signed, Provenance("changelog"))]))
+    results, _, backend = run(["How many uploads were made in 2005?"], {"Group": "1"}, chunks=chunks)
+    assert "Group 1: 3 lines (-- · holding 2005)" in backend.requests[0].messages[-1].content
+    assert results[0].answer == "3"

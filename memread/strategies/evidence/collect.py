@@ -58,10 +58,14 @@ class Group:
             self.items.append(item)
 
 
-def shape_of(text: str) -> str:
-    """How a unit begins, numbers blanked: ``XPASS:``, ``binutils (#.#-#)``, ``-- Galen``, ``# of unexpected``."""
+def shape_of(text: str, asked: Sequence[str] = ()) -> str:
+    """How a unit begins, numbers blanked: ``XPASS:``, ``binutils (#.#-#)``, ``--``; after a mark ("--", "#",
+    "*") its next word too when the question asks it (``-- Galen`` for Galen Hazelwood's uploads; every
+    maintainer's sign-off is a ``--`` line for the uploads of 2005)."""
     words = _SHAPE_WORD.findall(text)[:3]
-    key = " ".join(words[:2]) if words and len(words[0]) <= 2 else (words[0] if words else "")
+    key = words[0] if words else ""
+    if len(words) > 1 and len(words[0]) <= 2 and stems([words[1]]) & stems(asked):
+        key = " ".join(words[:2])
     return re.sub(r"\d+", "#", key)
 
 
@@ -112,7 +116,7 @@ def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[s
         held = [anchor for anchor in wanted if holds(text, anchor, written_as.get(anchor))]
         if not held:
             continue
-        key = f"{shape_of(unit.text)} · holding {', '.join(held)}"
+        key = f"{shape_of(unit.text, wanted)} · holding {', '.join(held)}"
         groups.setdefault(key, (Group(key, held=len(held) if by_anchors else 0), set(held)))[0].add(item)
     chosen = list(groups.values())
     if required:
