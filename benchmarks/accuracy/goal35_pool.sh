@@ -139,13 +139,18 @@ EOF
         (cd "$main" && $carry --earlier "$bench/docqa-v17-$Q" --own "$sweeps/acc/docqa-v21-own-$Q" \
             --out "$bench/docqa-v21-$Q")
     fi
+    # v22 changes two held-out docqa questions' collect step (read by v22 the same way, a510b4c) ("Toward v22")
+    if [ -e "$sweeps/acc/docqa-v22-own-$Q/scores.jsonl" ]; then
+        (cd "$main" && $carry --earlier "$bench/docqa-v21-$Q" --own "$sweeps/acc/docqa-v22-own-$Q" \
+            --out "$bench/docqa-v22-$Q")
+    fi
     for f in hqa50-seed1127 hqa400-seed1127; do
-        chain "$f" v11 v12 v13 v14 v15 v16 v17 v21
+        chain "$f" v11 v12 v13 v14 v15 v16 v17 v21 v22
     done
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
-    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v21 --out benchmarks/results/goal-35-check.md)
+    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v22 --out benchmarks/results/goal-35-check.md)
 }
 
 case ${1:-} in
