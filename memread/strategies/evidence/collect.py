@@ -6,7 +6,8 @@ the question's words) and collects, verbatim and with its place, every unit that
 units begin (the 50 lines beginning ``XPASS:``, the 64 entry headers holding ``urgency=high``); a question about
 the document's parts (chapters, sections, or the parts of a section it names) collects its headings instead,
 grouped by their numbering (``12`` chapters, ``12.3`` sections, ``A`` appendices). The model is shown the groups,
-counted, and says which of them the question is about; code counts those, and the answer cites them.
+counted, and says which of them the question is about, unless one group holds more of the question's words than
+every other (then code takes it); code counts those, and the answer cites them.
 """
 
 from __future__ import annotations
