@@ -7,7 +7,7 @@ import pytest
 
 from memread.chunk import Chunker
 from memread.document import Heading, Provenance, Segment, Span
-from memread.events import StepFinished
+from memread.events import LaneExited, StepFinished
 from memread.strategies.evidence import collect, ordering, questions
 from memread.tokens import CharTokenizer
 from tests.test_strategy_evidence import run
@@ -316,6 +316,10 @@ def test_an_identifier_the_index_cannot_hold_is_found_as_written_and_a_count_tak
     shown = backend.requests[0].messages[-1].content
     assert "Group 1: 15 lines (FAIL: · holding g, failed)" in shown and "gcc.dg" not in shown
     assert [e.decisions["groups"] for e in events if isinstance(e, StepFinished) and "groups" in e.decisions] == [[1]]
+    # it counted through the index, then read passages: no hint to read it all, and the counted lines are cited
+    assert [e.whole for e in events if isinstance(e, LaneExited)] == [True]
+    last = [e for e in events if isinstance(e, StepFinished)][-1]
+    assert "groups" not in last.decisions and len(last.state["sources"]) >= 15
 
 
 def test_a_part_named_by_its_number_scopes_the_count() -> None:

@@ -265,8 +265,8 @@ class EvidenceStrategy(Strategy):
         if mode == "all":
             exit_reason = "" if left else "read every chunk"
         elif in_round >= self.options.passages or not left or self._sure(mode, found):
-            if mode == questions.COUNT:
-                exit_reason = "counted, and read the best passages"
+            if mode == questions.COUNT:  # it counted through the index: no hint to read the whole document
+                exit_reason = f"{WHOLE_DOCUMENT}, and read the best passages"
             elif any(c["step"] > self._round_start(state) for c in candidates):
                 new_state["select"] = True  # check the round's answers against the lines they came from
             elif not left or int(state.get("rounds", 0)) + 1 >= self.options.rounds:
@@ -275,7 +275,7 @@ class EvidenceStrategy(Strategy):
                 new_state.update(rounds=int(state.get("rounds", 0)) + 1, in_round=0)
         new_state["done"] = bool(exit_reason)
         new_state["memory"] = keeping.render(evidence)
-        new_state["sources"] = _sources(evidence)
+        new_state["sources"] = _sources([*state.get("items", []), *evidence])  # a count's lines first
         if found and found["answer"]:
             summary = f"answer {found['answer']!r} on a line sharing {found['support']} of the question's words"
         else:
