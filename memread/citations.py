@@ -117,9 +117,23 @@ def _places(spans: Sequence[Span]) -> str:
         return name
     only_lines = all(s.line_first is not None and s.page_first is None and not s.chapters for s in spans)
     only_pages = all(s.page_first is not None and s.line_first is None and not s.chapters for s in spans)
-    if only_lines or only_pages:
-        numbers = [p.split(" ", 1)[1] for p in places]  # after "line"/"lines" or "p."/"pp."
-        one = len(numbers) == 1 and places[0].startswith(("line ", "p. "))
-        word = ("line" if one else "lines") if only_lines else ("p." if one else "pp.")
+    if only_lines:  # next and overlapping lines as one range: a count's 42 FAIL lines are "15-22, 24, …"
+        ranges = _merged(spans)
+        word = "line" if len(ranges) == 1 and ranges[0][0] == ranges[0][1] else "lines"
+        return f"{name} {word} {', '.join(str(a) if a == b else f'{a}-{b}' for a, b in ranges)}"
+    if only_pages:
+        numbers = [p.split(" ", 1)[1] for p in places]  # after "p."/"pp."
+        word = "p." if len(numbers) == 1 and places[0].startswith("p. ") else "pp."
         return f"{name} {word} {', '.join(numbers)}"
     return f"{name} {'; '.join(places)}"
+
+
+def _merged(spans: Sequence[Span]) -> list[tuple[int, int]]:
+    """The spans' line ranges in order, those that touch or overlap joined."""
+    ranges: list[tuple[int, int]] = []
+    for first, last in sorted((int(s.line_first or 0), int(s.line_last or s.line_first or 0)) for s in spans):
+        if ranges and first <= ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], max(last, ranges[-1][1]))
+        else:
+            ranges.append((first, last))
+    return ranges

@@ -74,6 +74,11 @@ def test_one_line_names_each_source_once_with_its_pages_or_lines():
            Span("app.log", line_first=234, line_last=234), Span("-", line_first=9, line_last=9)]
     assert describe(cited(*log)) == "app.log lines 234, 3408-3414; stdin line 9"
     assert describe(cited(Span("app.log", line_first=7, line_last=7))) == "app.log line 7"
+    # lines that follow or overlap are one range, in order: a count's FAIL lines one after another
+    counted = [Span("app.log", line_first=n, line_last=n) for n in (24, 15, 16, 17, 22)]
+    assert describe(cited(*counted, Span("app.log", line_first=17, line_last=21))) == "app.log lines 15-22, 24"
+    assert describe(cited(Span("app.log", line_first=7, line_last=7), Span("app.log", line_first=7, line_last=8))) \
+        == "app.log lines 7-8"
     assert describe(cited(Span("My Report.pdf", 3, 3), Span("My Report.pdf", 5, 7))) == "My Report.pdf pp. 3, 5-7"
     mixed = [Span("book.epub", chapters=("2. Setup",)), Span("book.epub", chapters=("5. Upgrades",)),
              Span("a.html", chapters=("Intro",), line_first=3, line_last=4), Span("notes.txt")]
