@@ -323,8 +323,8 @@ def test_an_identifier_the_index_cannot_hold_is_found_as_written_and_a_count_tak
 
 
 def test_a_part_named_by_its_number_scopes_the_count() -> None:
-    assert questions.part_numbers("How many sections does chapter 8 of the handbook have?") == ["8"]
-    assert questions.part_numbers("What is in Appendix B and section 4.2?") == ["B", "4.2"]
+    assert questions.part_numbers("How many sections does chapter 8 of the handbook have?") == [("chapter", "8")]
+    assert questions.part_numbers("What is in Appendix B and section 4.2?") == [("appendix", "B"), ("section", "4.2")]
     assert questions.part_numbers("Which part a is it?") == []
     assert counted(FOLDER, "How many sections does chapter 12 have?") == (4, "level 2 headings numbered like #.# "
                                                                            "under Chapter 12. Advanced Administration")

@@ -265,8 +265,7 @@ def numbered_section(entries: Sequence[Any], question: str) -> int | None:
     """The outline heading the question names by its number ("How many sections does chapter 8 have?" names
     "Chapter 8. Basic Configuration …"), one whose title says the part word first, else the outermost; None
     when no heading so numbered has headings under it."""
-    words = {m.lower() for m in re.findall(r"\b(chapter|section|appendix|part)\s", question, re.IGNORECASE)}
-    named = [(not any(h.title.lower().startswith(w) for w in words), h.level, i) for number in part_numbers(question)
+    named = [(not h.title.lower().startswith(word), h.level, i) for word, number in part_numbers(question)
              for i, h in enumerate(entries) if heading_number(h.title) == number]
     return next((i for *_, i in sorted(named) if headings_under(entries, i)), None)
 

@@ -130,13 +130,14 @@ def _verb_of_condition(words: list[str], at: int) -> bool:
     return at > 0 and len(word) > 4 and word.endswith("ed") and (at + 1 == len(words) or words[at + 1] in _COUNTED_ENDS)
 
 
-_PART_NUMBER = re.compile(r"\b(?:chapter|section|appendix|part)\s+((?:\d+|[A-Z])(?:\.\d+)*)\b", re.IGNORECASE)
+_PART_NUMBER = re.compile(r"\b(chapter|section|appendix|part)\s+((?:\d+|[A-Z])(?:\.\d+)*)\b", re.IGNORECASE)
 
 
-def part_numbers(question: str) -> list[str]:
-    """The parts a question names by number: "8" for "… chapter 8 …", "4.2" for "section 4.2", "B" for
-    "Appendix B" (a one-letter number only in capitals: "part a" is no appendix)."""
-    return [m.group(1) for m in _PART_NUMBER.finditer(question) if not m.group(1).islower()]
+def part_numbers(question: str) -> list[tuple[str, str]]:
+    """The parts a question names by number, each with its part word: ("chapter", "8") for "… chapter 8 …",
+    ("section", "4.2"), ("appendix", "B") for "Appendix B" (a one-letter number only in capitals: "part a" is no
+    appendix)."""
+    return [(m.group(1).lower(), m.group(2)) for m in _PART_NUMBER.finditer(question) if not m.group(2).islower()]
 
 
 def parts_asked(question: str) -> bool:
