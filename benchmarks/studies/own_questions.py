@@ -83,11 +83,18 @@ def checked(question: dict[str, Any], text: str) -> bool:
 
 
 def right(question: dict[str, Any], answer: str) -> bool:
-    """docqa's rule (a gold's words in the answer; absent: the answer says so), and for a list every item's."""
+    """docqa's rule (a gold's words in the answer; absent: the answer says so), and for a list every item's; a
+    list longer than an answer writes out (:data:`LISTED` items) is right when the first ones are all in it and it
+    says how many items there are."""
     from memread.bench.docqa import docqa_match
+    from memread.strategies.evidence.answer import LISTED
 
     if question["kind"] == "list":
-        return bool(question["golds"]) and all(docqa_match(answer, [gold]) for gold in question["golds"])
+        golds = question["golds"]
+        if len(golds) > LISTED:
+            return (all(docqa_match(answer, [gold]) for gold in golds[:LISTED])
+                    and re.search(rf"(?<![\d.]){len(golds)}(?![\d.])", answer) is not None)
+        return bool(golds) and all(docqa_match(answer, [gold]) for gold in golds)
     return docqa_match(answer, question["golds"])
 
 
