@@ -161,6 +161,11 @@ def test_a_count_the_final_reply_could_change_still_asks_for_it() -> None:
     ("How many tests failed in the g++ testsuite?", ["tests"]),  # "failed" is a condition: the tests that did
     ("How many tests passed?", ["tests"]),
     ("How many signed uploads are there?", ["signed", "uploads"]),  # before what is counted, it is part of it
+    ("How many tests passed unexpectedly in the gcc testsuite?", ["tests"]),  # a past form, an adverb, "in"
+    ("List every upload made to experimental.", ["upload"]),  # what a list lists, as what a count counts
+    ("Which tests failed in the objc testsuite?", ["tests"]),
+    ("Name all the maintainers of the package.", ["maintainers"]),
+    ("Which tool uploads the package?", []),  # a lookup: nothing is listed
 ])
 def test_the_words_naming_what_is_counted_end_where_the_condition_begins(question: str, words: list[str]) -> None:
     assert questions.counted(question) == words
@@ -210,12 +215,18 @@ def log_chunks(size: int = 400) -> list:
 def test_a_log_line_holds_the_words_of_the_banner_it_is_under_and_failed_is_held_by_fail() -> None:
     assert collect.holds("FAIL: x.m", "failed") and collect.holds("PASS: x.m", "passed")
     assert not collect.holds("FAIL: x.m", "filed") and not collect.holds("XPASS: x.m", "passed")
+    # a result code holds the words it stands for when the question asks all of them
+    codes = collect.codes_asked(["tests", "passed", "unexpectedly", "gcc"])
+    assert codes == {"xpass"} and collect.codes_asked(["tests", "passed", "gcc"]) == set()
+    assert collect.holds("XPASS: x.m", "passed", codes=codes) and collect.holds("XPASS: x.m", "unexpectedly", codes=codes)
+    assert not collect.holds("PASS: x.m", "unexpectedly", codes=codes)
+    assert collect.holds("# of unexpected successes 4", "unexpectedly")  # an adverb held as its adjective
     item, line = {"head": "=== objc tests ==="}, next(u for u in units_of("FAIL: a.m\n") if u.text == "FAIL: a.m")
     assert collect.held_text(item, line) == "=== objc tests === FAIL: a.m"
     assert collect.held_text({"head": "1.2. Tools"}, line) == "FAIL: a.m"  # a section title is no banner
     results, _, backend = run(["Which tests failed in the objc testsuite?"], {"Group": "1"}, chunks=log_chunks())
     shown = backend.requests[0].messages[-1].content  # the groups: the objc FAIL line first
-    assert shown.index("Group 1: 1 line (FAIL: · holding tests, failed, objc)") < shown.index("gotools")
+    assert shown.index("Group 1: 1 line (FAIL: · holding failed, objc)") < shown.index("gotools")
     assert results[0].answer == "1 line: FAIL: objc/execute/nested-func-1.m compilation"
 
 
@@ -342,3 +353,30 @@ def test_after_a_mark_the_next_word_joins_a_lines_shape_only_when_the_question_a
     results, _, backend = run(["How many uploads were made in 2005?"], {"Group": "1"}, chunks=chunks)
     assert "Group 1: 3 lines (-- · holding 2005)" in backend.requests[0].messages[-1].content
     assert results[0].answer == "3"
+
+
+def test_with_no_identifier_the_chunks_are_where_the_questions_words_come_together() -> None:
+    log = ("Results for 12.2.0 testsuite on x86_64\n\n" + "".join(f"Filler line {n} about nothing.\n" for n in range(30))
+           + "\t\t=== libgomp tests ===\n\nRunning target unix\n"
+           + "".join(f"FAIL: libgomp.c/t{n}.c (test for excess errors)\n" for n in range(5))
+           + "".join(f"More filler {n} here.\n" for n in range(30))
+           + "\nlibgomp-kfreebsd-testsuite: Disable lock-2.c test on kfreebsd\n")
+    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(log, Provenance("test.log", line_start=1))]))
+    results, _, _ = run(["Which tests failed in the libgomp testsuite?"], {"Group": "1"}, chunks=chunks)
+    assert results[0].answer.startswith("5 lines: FAIL: libgomp.c/t0.c")  # not the patch line holding "testsuite"
+
+
+def test_tests_that_passed_unexpectedly_are_the_xpass_lines_and_a_list_ranks_by_its_condition() -> None:
+    log = ("\t\t=== gcc tests ===\n\nRunning target unix\nPASS: gcc.dg/a.c\nPASS: gcc.dg/b.c\nPASS: gcc.dg/c.c\n"
+           "XPASS: gcc.dg/guality/example.c -O0\nXPASS: gcc.dg/guality/pr1.c -O1\n\n\t\t=== gcc Summary ===\n\n"
+           "# of expected passes\t\t3\n# of unexpected successes\t2\n")
+    chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(log, Provenance("test.log", line_start=1))]))
+    results, _, _ = run(["Which tests passed unexpectedly in the gcc testsuite?"], {"Group": "3"}, chunks=chunks)
+    assert results[0].answer.startswith("2 lines: XPASS: gcc.dg/guality/example.c")  # code's choice, not the model's
+    changelog = "".join(f"tool (1.{n}-1) {'experimental' if n % 3 == 0 else 'unstable'}; urgency=low\n\n  * Fix {n}.\n\n"
+                        f" -- Ann <a@b.org>  Mon, 0{n % 9 + 1} Jan 2001\n\n" for n in range(9, 0, -1))
+    changelog += "tool (1.0-1) unstable; urgency=low\n\n  * Merge the experimental uploads.\n\n -- Ann <a@b.org>\n"
+    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(changelog, Provenance("changelog", line_start=1))]))
+    results, _, _ = run(["List every upload made to experimental."], {"Group": "1"}, chunks=chunks)
+    # the entries: "upload" ranks no group, so the item saying "experimental uploads" is not taken over them
+    assert results[0].answer.startswith("3 lines: tool (1.9-1) experimental")

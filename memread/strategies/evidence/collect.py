@@ -15,12 +15,16 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from memread.document import Span
 from memread.recall import query_terms
 from memread.strategies.evidence import keeping
+from memread.strategies.evidence.groups import MAX_GROUPS
+from memread.strategies.evidence.groups import Group as Group
+from memread.strategies.evidence.groups import chosen_groups as chosen_groups  # the step's, re-exported
+from memread.strategies.evidence.groups import step_prompt as step_prompt
+from memread.strategies.evidence.groups import summary as summary
 from memread.strategies.evidence.keeping import stems
 from memread.strategies.evidence.questions import (
     PARTS,
@@ -34,29 +38,7 @@ from memread.strategies.evidence.questions import (
 )
 from memread.strategies.evidence.units import HEADING, LINE, Unit, is_banner
 
-MAX_GROUPS = 12  # groups shown to the model
-EXAMPLES = 3  # items shown per group
-MAX_ITEMS = 2000  # items collected per group at most (a 2 GB log's "ERROR" lines): counted beyond, not kept
 _SHAPE_WORD = re.compile(r"\S+")
-
-
-@dataclass
-class Group:
-    """Units of one shape: how they begin, how many, and the first ones (verbatim, with their places)."""
-
-    key: str
-    count: int = 0
-    items: list[dict[str, Any]] = field(default_factory=list)
-    parts: bool = False  # headings: the document's parts, counted from its structure, never read off a line
-    numbering: str = ""  # the headings' numbering pattern ("#", "#.#", "A"), "" for none; "again": a second run
-    level: int = 0  # an outline's heading level (0: the outermost)
-    scope: str = ""  # the part the headings are under, when the question names one
-    held: int = 0  # how many of the question's words its units hold (0: not ranked by them)
-
-    def add(self, item: dict[str, Any]) -> None:
-        self.count += 1
-        if len(self.items) < MAX_ITEMS:
-            self.items.append(item)
 
 
 def shape_of(text: str, asked: Sequence[str] = ()) -> str:
@@ -82,18 +64,31 @@ def numbering(text: str) -> str | None:
     return re.sub(r"^[A-Z]", "A", re.sub(r"\d+", "#", match.group(1)))  # appendices A, B, C… alike
 
 
-def holds(text: str, anchor: str, as_written: str | None = None) -> bool:
-    """Whether ``text`` holds ``anchor``: a phrase of several words in a row, or a word (plurals alike, and a past
-    form as its stem: "failed" is held by "FAIL: …"); with ``as_written``, only that string, standing apart
-    ("g++", not the "-g" a phrase "g" would match)."""
+# DejaGnu's, Automake's test harness's and pytest's result codes, and the words a question asks them by
+RESULT_CODES = {"xpass": ("unexpected", "pass"), "xfail": ("expected", "fail"), "kpass": ("known", "pass"),
+                "kfail": ("known", "fail")}
+
+
+def holds(text: str, anchor: str, as_written: str | None = None, codes: Iterable[str] = ()) -> bool:
+    """Whether ``text`` holds ``anchor``: a phrase of several words in a row, or a word (plurals alike, a past
+    form as its stem: "failed" is held by "FAIL: …", an adverb as its adjective); a test result's code among
+    ``codes`` holds the words it stands for ("XPASS: …" a test that passed unexpectedly); with ``as_written``,
+    only that string, standing apart ("g++", not the "-g" a phrase "g" would match)."""
     if as_written is not None:
         return re.search(rf"(?<!\w){re.escape(as_written)}(?!\w)", text.lower()) is not None
     words = re.findall(r"\w+", text.lower())
     wanted = anchor.split()
     if len(wanted) > 1:
         return f" {anchor} " in f" {' '.join(words)} "
-    forms = stems(wanted) | ({anchor[:-2]} if len(anchor) > 5 and anchor.endswith("ed") else set())
-    return bool(forms & stems(words))
+    forms = stems(wanted) | ({anchor[:-2]} if len(anchor) > 5 and anchor.endswith(("ed", "ly")) else set())
+    meant = {word for code in set(codes) & set(words) for word in RESULT_CODES[code]}
+    return bool(forms & (stems(words) | meant))
+
+
+def codes_asked(wanted: Sequence[str]) -> set[str]:
+    """The result codes whose every word the question asks ("passed unexpectedly": XPASS; "How many tests passed"
+    asks no XPASS line)."""
+    return {code for code, meant in RESULT_CODES.items() if all(any(holds(m, a) for a in wanted) for m in meant)}
 
 
 def held_text(item: Mapping[str, Any], unit: Unit) -> str:
@@ -111,10 +106,10 @@ def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[s
     question counts, "marked" is not. ``by_anchors`` off: the larger groups first, however many anchors they
     hold (the anchors only name what is counted). ``as_written``: anchors a unit holds only as written ("g++")."""
     groups: dict[str, tuple[Group, set[str]]] = {}
-    written_as = as_written or {}
+    written_as, codes = as_written or {}, codes_asked(wanted)
     for item, unit in found:
         text = held_text(item, unit)
-        held = [anchor for anchor in wanted if holds(text, anchor, written_as.get(anchor))]
+        held = [anchor for anchor in wanted if holds(text, anchor, written_as.get(anchor), codes)]
         if not held:
             continue
         key = f"{shape_of(unit.text, wanted)} · holding {', '.join(held)}"
@@ -304,18 +299,6 @@ def section_number(title: str, headings: Iterable[str]) -> str | None:
     return None
 
 
-def summary(groups: Sequence[Group]) -> str:
-    """The groups as the model is shown them: number, count, how they begin, and the first ones."""
-    lines = []
-    for number, group in enumerate(groups, 1):
-        examples = "; ".join(f"\"{item['text'][:100]}\" ({keeping.short_place(str(item['where']))})"
-                             for item in group.items[:EXAMPLES])
-        more = ", …" if group.count > EXAMPLES else ""
-        lines.append(f"Group {number}: {group.count} line{'s' if group.count != 1 else ''} ({group.key}), "
-                     f"e.g. {examples}{more}")
-    return "\n".join(lines)
-
-
 # --- over the document's passages ----------------------------------------------------------------------------
 
 
@@ -338,16 +321,19 @@ def collected(passages: Any, question: str) -> list[Group]:
             return groups
     wanted = anchors(question)
     # The chunks to collect from: those holding every identifier of the question ("urgency=high", "XPASS"), else
-    # those holding its rarest condition that the document holds ("experimental"), the units holding the
-    # conditions; else any of the words naming what is counted. The document may call its units otherwise
-    # ("uploads" are a changelog's entries): those words neither narrow the chunks nor rank the groups.
+    # those of the condition whose units hold most of the question's words together, the larger such group
+    # first ("gcc", not "testsuite", which a log says on its first line), the rarest of those ("experimental");
+    # else any of the words naming what is counted. The document may call its units otherwise ("uploads" are a
+    # changelog's entries): those words neither narrow the chunks nor rank the groups.
     chunks = _holding_identifiers(passages, question)
     if not chunks:
         named = set(counted(question))
         conditions = [anchor for anchor in wanted if anchor not in named]
         held = [(len(found), found) for anchor in conditions if (found := passages.holding([anchor]))]
         if held:
-            chunks, wanted = min(held)[1], conditions
+            together = [_together(passages, found, conditions, question) for _, found in held]
+            chunks = min(pair for pair, best in zip(held, together, strict=True) if best == max(together))[1]
+            wanted = conditions
         else:  # nothing but what is counted: it ranks the groups no more than it narrows the chunks
             chunks = sorted({chunk for anchor in wanted for chunk in passages.holding([anchor])})
             return group_units(_units_of(passages, chunks), wanted, by_anchors=False, as_written=written(question))
@@ -356,6 +342,12 @@ def collected(passages: Any, question: str) -> list[Group]:
     named = set(counted(question)) - set(identifiers(question))
     return group_units(_units_of(passages, chunks), [a for a in wanted if a not in named], identifiers(question),
                        as_written=written(question))
+
+
+def _together(passages: Any, chunks: Sequence[int], words: Sequence[str], question: str) -> tuple[int, int]:
+    """How many of the question's words the best group collected from ``chunks`` holds, and its size."""
+    groups = group_units(_units_of(passages, chunks), words, as_written=written(question))
+    return (groups[0].held, groups[0].count) if groups else (0, 0)
 
 
 def _holding_identifiers(passages: Any, question: str) -> list[int]:
@@ -420,20 +412,3 @@ def _last_record(found: Iterable[Unit]) -> str:
     """The last of a chunk's units that is not indented (a record's first line), if any."""
     records = [u for u in found if u.readable and u.indent == 0 and not u.heading]
     return records[-1].text if records else ""
-
-
-def step_prompt(question: str, groups: str) -> str:
-    return (f"memread read the whole document and grouped the lines that hold the question's words:\n\n{groups}\n\n"
-            f"Question: {question}\n\nWhich group or groups of lines is the question about? Answer with the group "
-            "numbers in \\boxed{}, e.g. \\boxed{2}.")
-
-
-def chosen_groups(reply: str, count: int) -> tuple[list[int], list[str]]:
-    """The group numbers a reply names (valid, distinct), and what was odd about it."""
-    from memread.answer import final_answer
-
-    text, boxed = final_answer(reply, style="boxed")
-    numbers = [int(n) for n in re.findall(r"\d+", text if boxed else reply)]
-    chosen = [n for n in dict.fromkeys(numbers) if 1 <= n <= count]
-    issues = [f"group {n} does not exist" for n in numbers if not 1 <= n <= count]
-    return chosen, issues

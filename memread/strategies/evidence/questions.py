@@ -99,19 +99,25 @@ _COUNTED_ENDS = {"in", "of", "on", "to", "for", "by", "with", "from", "at", "as"
                  "did", "does", "do", "has", "have", "had", "is", "are", "was", "were", "be", "been", "can", "could",
                  "will", "would", "should", "must", "may"}
 # the words around the ordinal: "Which test is the first one …", "What is the earliest binutils version …"
+# what a list lists: "List every upload …", "Name all …", "Which tests failed …"
+_LIST_RUN = re.compile(r"^\s*(?:please\s+)?(?:(?:list|name|enumerate)\s+(?:(?:all|every|each)\s+(?:of\s+)?)?(?:the\s+)?|"
+                       r"which\s+)", re.IGNORECASE)
 _ORDINAL_PARTS = re.compile(rf"^\s*(?:which|what)\s+(.*?)\b(?:is|are|was|were)\s+the\s+(?:{_ORDINAL_WORDS})\b(.*)$",
                             re.IGNORECASE)
 
 
 def counted(question: str) -> list[str]:
-    """The words naming what a whole-document question counts or orders: "uploads" in "How many uploads were made
-    to experimental?", "binutils version" in "What is the earliest binutils version in the changelog?", each run
-    of words ending where a preposition or a verb begins the condition."""
+    """The words naming what a whole-document question counts, lists or orders: "uploads" in "How many uploads
+    were made to experimental?" and in "List every upload made to experimental.", "binutils version" in "What is
+    the earliest binutils version in the changelog?", each run of words ending where a preposition or a verb
+    begins the condition."""
     runs: list[str] = []
     if match := _COUNTING.match(question):
         runs.append(question[match.end():])
     elif match := _ORDINAL_PARTS.match(question):
         runs.extend(match.groups())
+    elif _LISTING.search(question) and (match := _LIST_RUN.match(question)):
+        runs.append(question[match.end():])
     words: list[str] = []
     for run in runs:
         found = re.findall(r"[\w'’+.-]*\w", run.lower())
@@ -124,10 +130,13 @@ def counted(question: str) -> list[str]:
 
 def _verb_of_condition(words: list[str], at: int) -> bool:
     """Whether ``words[at]`` is a past form that begins the condition: after what is counted and just before a
-    preposition or the question's end ("tests failed in the g++ testsuite": the tests that failed, not
-    "failed tests"; "unexpected failures" is counted, as "signed uploads" is)."""
-    word = words[at]
-    return at > 0 and len(word) > 4 and word.endswith("ed") and (at + 1 == len(words) or words[at + 1] in _COUNTED_ENDS)
+    preposition or the question's end, or an adverb there ("tests failed in the g++ testsuite", "tests passed
+    unexpectedly in …": the tests that failed, not "failed tests"; "unexpected failures" is counted, as "signed
+    uploads" is)."""
+    word, rest = words[at], words[at + 1:]
+    if rest and len(rest[0]) > 4 and rest[0].endswith("ly"):
+        rest = rest[1:]
+    return at > 0 and len(word) > 4 and word.endswith("ed") and (not rest or rest[0] in _COUNTED_ENDS)
 
 
 _PART_NUMBER = re.compile(r"\b(chapter|section|appendix|part)\s+((?:\d+|[A-Z])(?:\.\d+)*)\b", re.IGNORECASE)
