@@ -78,22 +78,26 @@ def checked(question: dict[str, Any], text: str) -> bool:
     if question["kind"] == "absent":
         return check_absent(question, text)
     if question["kind"] == "list":
-        return computed(question, text) == "; ".join(question["golds"])
+        entries = question.get("entries")
+        found = computed(question, text) == "; ".join(question["golds"])
+        return found and (entries is None or entries == len(re.findall(question["check"]["items"], text)))
     return bool(computed(question, text) == question["golds"][0])
 
 
 def right(question: dict[str, Any], answer: str) -> bool:
     """docqa's rule (a gold's words in the answer; absent: the answer says so), and for a list every item's; a
     list longer than an answer writes out (:data:`LISTED` items) is right when the first ones are all in it and it
-    says how many items there are."""
+    says how many items there are: the different ones, or the lines its check finds (``entries``: a version
+    uploaded twice is two uploads)."""
     from memread.bench.docqa import docqa_match
     from memread.strategies.evidence.answer import LISTED
 
     if question["kind"] == "list":
         golds = question["golds"]
         if len(golds) > LISTED:
+            counts = {len(golds), question.get("entries", len(golds))}
             return (all(docqa_match(answer, [gold]) for gold in golds[:LISTED])
-                    and re.search(rf"(?<![\d.]){len(golds)}(?![\d.])", answer) is not None)
+                    and any(re.search(rf"(?<![\d.]){n}(?![\d.])", answer) for n in counts))
         return bool(golds) and all(docqa_match(answer, [gold]) for gold in golds)
     return docqa_match(answer, question["golds"])
 
@@ -182,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
             done[question["id"]] = row
             print(f"{row['id']}: {row['answer'][:80]!r} ({row['seconds']:.0f} s)", file=sys.stderr)
-        rows.append(done[question["id"]])
+        rows.append({**done[question["id"]], "right": right(question, done[question["id"]]["answer"])})  # scored now
     return emit(table(rows, absent=args.set == "absent"), args.out)
 
 
