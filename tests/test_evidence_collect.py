@@ -380,3 +380,31 @@ def test_tests_that_passed_unexpectedly_are_the_xpass_lines_and_a_list_ranks_by_
     results, _, _ = run(["List every upload made to experimental."], {"Group": "1"}, chunks=chunks)
     # the entries: "upload" ranks no group, so the item saying "experimental uploads" is not taken over them
     assert results[0].answer.startswith("3 lines: tool (1.9-1) experimental")
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("Which tests failed in the libstdc++ testsuite?", ["testsuite"]),
+    ("How many tests failed in the libgomp testsuite?", ["testsuite"]),
+    ("List every upload made by Galen Hazelwood.", []),  # a name, not a place
+    ("How many uploads were made to experimental?", []),
+    ("Which testsuite is the last one in the log?", []),  # what is ordered, not where
+])
+def test_the_kind_of_place_a_question_names_is_its_last_noun_after_a_lower_case_name(question: str,
+                                                                                       kind: list[str]) -> None:
+    assert questions.place_kind(question) == kind
+
+
+def test_of_groups_holding_as_many_words_code_takes_the_one_whose_lines_begin_with_one() -> None:
+    fail = collect.Group("FAIL: · holding failed, libgomp", held=2, shape="FAIL:", words=("failed", "libgomp"))
+    unresolved = collect.Group("UNRESOLVED: · holding failed, libgomp", held=2, shape="UNRESOLVED:",
+                               words=("failed", "libgomp"))
+    summary = collect.Group("# · holding libgomp", held=1, shape="#", words=("libgomp",))
+    assert collect.most_held([unresolved, fail, summary]) == 2
+    assert collect.most_held([unresolved, summary]) == 1  # one holds most: as before
+    assert collect.most_held([unresolved, unresolved]) is None  # none begins with a word of the question
+    log = ("\t\t=== libstdc++ tests ===\n\nRunning target unix\nFAIL: libstdc++-prettyprinters/80276.cc whatis p4\n"
+           "PASS: libstdc++-prettyprinters/a.cc\n\n\t\t=== libstdc++ Summary ===\n\n# of expected passes\t\t1\n"
+           "# of unexpected failures\t1\n\nlibgo-testsuite: Only run the libgo testsuite for flags\n")
+    chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(log, Provenance("test.log", line_start=1))]))
+    results, _, _ = run(["Which tests failed in the libstdc++ testsuite?"], {"Group": "2"}, chunks=chunks)
+    assert results[0].answer == "1 line: FAIL: libstdc++-prettyprinters/80276.cc whatis p4"  # code's choice

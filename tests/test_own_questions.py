@@ -112,3 +112,6 @@ def test_the_list_questions_golds_are_the_items_code_finds_and_every_one_must_be
     assert own_questions.right(many, f"40 lines: {written_out}; … and 10 more")
     assert not own_questions.right(many, f"41 lines: {written_out}; … and 11 more")  # the count must be right
     assert not own_questions.right(many, "40 lines: tool (1.0-1); … and 39 more")
+    twice = {**many, "entries": 41}  # one version uploaded twice: 41 uploads, 40 versions
+    assert own_questions.right(twice, f"41 lines, 40 different: {written_out}; … and 11 more")
+    assert not own_questions.right(twice, f"42 lines: {written_out}; … and 12 more")

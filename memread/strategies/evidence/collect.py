@@ -33,6 +33,7 @@ from memread.strategies.evidence.questions import (
     identifiers,
     part_numbers,
     parts_asked,
+    place_kind,
     quoted,
     written,
 )
@@ -112,8 +113,10 @@ def group_units(found: Iterable[tuple[dict[str, Any], Unit]], wanted: Sequence[s
         held = [anchor for anchor in wanted if holds(text, anchor, written_as.get(anchor), codes)]
         if not held:
             continue
-        key = f"{shape_of(unit.text, wanted)} · holding {', '.join(held)}"
-        groups.setdefault(key, (Group(key, held=len(held) if by_anchors else 0), set(held)))[0].add(item)
+        shape = shape_of(unit.text, wanted)
+        key = f"{shape} · holding {', '.join(held)}"
+        group = Group(key, held=len(held) if by_anchors else 0, shape=shape, words=tuple(held))
+        groups.setdefault(key, (group, set(held)))[0].add(item)
     chosen = list(groups.values())
     if required:
         every = [pair for pair in chosen if set(required) <= pair[1]]
@@ -224,11 +227,17 @@ def decided(question: str, by_words: bool, groups: Sequence[Group]) -> tuple[int
 def most_held(groups: Sequence[Group]) -> int | None:
     """The group (numbered from 1) whose units hold more of the question's words than every other group's, if one
     does: what a list question names ("Which tests failed in the objc testsuite?": the FAIL line under "=== objc
-    tests ===", not the suite's "# of expected passes" lines, own-list-01)."""
-    ranked = sorted(((g.held, n) for n, g in enumerate(groups, 1)), reverse=True)
-    if not ranked or ranked[0][0] == 0 or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
+    tests ===", not the suite's "# of expected passes" lines, own-list-01); of several holding as many, the one
+    whose lines begin with one of its words, if only one does (a log line's result code: "FAIL:" for "failed",
+    not the UNRESOLVED lines saying "compilation failed")."""
+    best = max((g.held for g in groups), default=0)
+    tied = [n for n, g in enumerate(groups, 1) if g.held == best]
+    if best == 0:
         return None
-    return ranked[0][1]
+    if len(tied) > 1:
+        tied = [n for n in tied if any(holds(groups[n - 1].shape, word, codes=codes_asked(groups[n - 1].words))
+                                       for word in groups[n - 1].words)]
+    return tied[0] if len(tied) == 1 else None
 
 
 def heading_number(title: str) -> str | None:
@@ -327,7 +336,7 @@ def collected(passages: Any, question: str) -> list[Group]:
     # changelog's entries): those words neither narrow the chunks nor rank the groups.
     chunks = _holding_identifiers(passages, question)
     if not chunks:
-        named = set(counted(question))
+        named = set(counted(question)) | set(place_kind(question))
         conditions = [anchor for anchor in wanted if anchor not in named]
         held = [(len(found), found) for anchor in conditions if (found := passages.holding([anchor]))]
         if held:
@@ -339,7 +348,7 @@ def collected(passages: Any, question: str) -> list[Group]:
             return group_units(_units_of(passages, chunks), wanted, by_anchors=False, as_written=written(question))
     # What is counted ranks no group here either ("# of unexpected failures" lines are no more the libstdc++
     # suite's failures than its FAIL lines are), unless it is an identifier ("How many XPASS results …")
-    named = set(counted(question)) - set(identifiers(question))
+    named = (set(counted(question)) | set(place_kind(question))) - set(identifiers(question))
     return group_units(_units_of(passages, chunks), [a for a in wanted if a not in named], identifiers(question),
                        as_written=written(question))
 

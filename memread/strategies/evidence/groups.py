@@ -26,6 +26,8 @@ class Group:
     level: int = 0  # an outline's heading level (0: the outermost)
     scope: str = ""  # the part the headings are under, when the question names one
     held: int = 0  # how many of the question's words its units hold (0: not ranked by them)
+    shape: str = ""  # how its units begin ("FAIL:", "-- Galen")
+    words: tuple[str, ...] = ()  # the question's words its units hold
 
     def add(self, item: dict[str, Any]) -> None:
         self.count += 1

@@ -139,6 +139,20 @@ def _verb_of_condition(words: list[str], at: int) -> bool:
     return at > 0 and len(word) > 4 and word.endswith("ed") and (not rest or rest[0] in _COUNTED_ENDS)
 
 
+# "… in the libstdc++ testsuite?": a lower-case name or an identifier, then what kind of place it is
+_PLACE = re.compile(r"\b(?:in|of|from|for|on|within|under)\s+the\s+([\w.+/-]+)\s+([a-z]+)\s*[?.!]?\s*$")
+
+
+def place_kind(question: str) -> list[str]:
+    """The noun saying what kind of place the question's last words name ("testsuite" in "… in the libstdc++
+    testsuite?"): the document may call it otherwise (the log says "tests"), as what is counted. Not after a
+    capitalised name ("… by Galen Hazelwood")."""
+    match = _PLACE.search(question)
+    if not match or match.group(1) != match.group(1).lower():
+        return []
+    return [term for term in query_terms(match.group(2)) if term not in _SCAFFOLD]
+
+
 _PART_NUMBER = re.compile(r"\b(chapter|section|appendix|part)\s+((?:\d+|[A-Z])(?:\.\d+)*)\b", re.IGNORECASE)
 
 
