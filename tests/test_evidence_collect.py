@@ -408,3 +408,19 @@ def test_of_groups_holding_as_many_words_code_takes_the_one_whose_lines_begin_wi
     chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(log, Provenance("test.log", line_start=1))]))
     results, _, _ = run(["Which tests failed in the libstdc++ testsuite?"], {"Group": "2"}, chunks=chunks)
     assert results[0].answer == "1 line: FAIL: libstdc++-prettyprinters/80276.cc whatis p4"  # code's choice
+
+
+def test_how_many_different_identifiers_counts_the_different_tokens_not_the_lines() -> None:
+    assert questions.distinct_identifier("How many different CVE identifiers does the changelog mention?") == "CVE"
+    assert questions.distinct_identifier("How many CVE identifiers does it mention?") is None  # lines, as before
+    assert questions.distinct_identifier("How many different uploads fixed CVE-2018-1?") is None
+    changelog = ("tool (1.3-1) unstable; urgency=high\n\n  * Fix CVE-2018-1, CVE-2018-2 and cve-2018-3.\n"
+                 "    - CVE-2018-1 again, in the linker.\n\n -- Ann <a@b.org>  Mon\n\n"
+                 "tool (1.2-1) unstable; urgency=low\n\n  * Fix CVE-2017-9 (PR 12). CVEs are listed above.\n\n"
+                 " -- Ann <a@b.org>  Sun\n")
+    chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(changelog, Provenance("changelog", line_start=1))]))
+    results, _, backend = run(["How many different CVE identifiers does the changelog mention?"], {"Group": "1"},
+                              chunks=chunks)
+    assert results[0].answer == "4"  # CVE-2018-1, -2, -3 and CVE-2017-9, in two groups; not "CVEs", not 3 lines
+    groups = [collect.Group("* · holding cve", count=2), collect.Group("- · holding cve", count=1)]
+    assert collect.counts_of("How many CVE identifiers are there?", groups[:1], groups) == [2]  # no "different"

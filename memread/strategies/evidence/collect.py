@@ -30,6 +30,7 @@ from memread.strategies.evidence.questions import (
     PARTS,
     anchors,
     counted,
+    distinct_identifier,
     identifiers,
     part_numbers,
     parts_asked,
@@ -222,6 +223,30 @@ def decided(question: str, by_words: bool, groups: Sequence[Group]) -> tuple[int
     if by_part is not None:
         return by_part, "the question counts its parts: by their numbering"
     return (most_held(groups) if by_words else None), "the lines asked about are those holding most of its words"
+
+
+def counts_of(question: str, picked: Sequence[Group], groups: Sequence[Group]) -> list[int]:
+    """What a count counts: the chosen groups' lines, or how many different identifiers it asks for."""
+    different = _different(question, groups)
+    return [g.count for g in picked] if different is None else [different]
+
+
+def counted_text(question: str, picked: Sequence[Group], groups: Sequence[Group]) -> str:
+    """The counts as the model is shown them: each group's lines, and the different identifiers when asked."""
+    lines = "\n".join(f"{g.count} lines ({g.key})" for g in picked)
+    different = _different(question, groups)
+    return lines if different is None else f"{different} different {distinct_identifier(question)}… in all\n{lines}"
+
+
+def _different(question: str, groups: Sequence[Group]) -> int | None:
+    """For how many different identifiers: the different tokens beginning with it as written ("CVE-2018-12699",
+    case aside), in every group holding it (a line may name several); None when none is asked or found."""
+    prefix = distinct_identifier(question)
+    if prefix is None:
+        return None
+    token = re.compile(rf"(?<![\w-]){re.escape(prefix)}(?:[-_./:]|(?=\d))[\w.-]*\w", re.IGNORECASE)
+    found = {match.upper() for g in groups for item in g.items for match in token.findall(str(item["text"]))}
+    return len(found) or None
 
 
 def most_held(groups: Sequence[Group]) -> int | None:

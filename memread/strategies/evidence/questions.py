@@ -69,6 +69,18 @@ def _identifiers(question: str) -> list[tuple[str, str]]:
     return found
 
 
+_DISTINCT = re.compile(r"^\s*how\s+many\s+(?:different|distinct|unique)\s+(\S+)", re.IGNORECASE)
+
+
+def distinct_identifier(question: str) -> str | None:
+    """The identifier, as written, whose different tokens a count asks for: "CVE" in "How many different CVE
+    identifiers does the changelog mention?"; None for other questions."""
+    match = _DISTINCT.search(question)
+    if not match:
+        return None
+    return next((token for token, _ in _identifiers(match.group(1))), None)
+
+
 def identifiers(question: str) -> list[str]:
     """The question's identifiers (``urgency=high``, ``libgomp.fortran/``, ``XPASS``, a version such as ``2.7-3``),
     each as the phrase of words the index holds it as ("urgency high", "2 7 3")."""
