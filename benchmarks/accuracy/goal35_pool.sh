@@ -150,13 +150,15 @@ EOF
         (cd "$main" && $carry --earlier "$bench/docqa-v22-$Q" --own "$sweeps/acc/docqa-v24-own-$Q" \
             --out "$bench/docqa-v24-$Q")
     fi
+    # v25 changes no acceptance sample's collect step or count (its records are v24's, "Toward v25")
+    chain docqa v24 v25
     for f in hqa50-seed1127 hqa400-seed1127; do
-        chain "$f" v11 v12 v13 v14 v15 v16 v17 v21 v22 v24
+        chain "$f" v11 v12 v13 v14 v15 v16 v17 v21 v22 v24 v25
     done
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
-    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v24 --out benchmarks/results/goal-35-check.md)
+    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v25 --out benchmarks/results/goal-35-check.md)
 }
 
 case ${1:-} in
