@@ -14,6 +14,7 @@ MAX_GROUPS = 12  # groups shown to the model
 EXAMPLES = 3  # items shown per group
 MAX_ITEMS = 2000  # items collected per group at most (a 2 GB log's "ERROR" lines): counted beyond, not kept
 
+
 @dataclass
 class Group:
     """Units of one shape: how they begin, how many, and the first ones (verbatim, with their places)."""
