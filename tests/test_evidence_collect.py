@@ -8,7 +8,7 @@ import pytest
 from memread.chunk import Chunker
 from memread.document import Heading, Provenance, Segment, Span
 from memread.events import LaneExited, StepFinished
-from memread.strategies.evidence import collect, ordering, questions
+from memread.strategies.evidence import collect, ordering, parts, questions
 from memread.tokens import CharTokenizer
 from tests.test_strategy_evidence import run
 
@@ -28,16 +28,16 @@ FOLDER = [heading(0, "The Handbook", "index.html"), heading(1, "Foreword", "inde
 
 
 def counted(outline: list[Heading], question: str) -> tuple[int, str]:
-    groups = collect.group_outline(outline, questions.quoted(question), question)
+    groups = parts.group_outline(outline, questions.quoted(question), question)
     return groups[0].count, groups[0].key
 
 
 def test_a_section_named_next_to_a_part_word_scopes_the_count_to_its_numbered_headings_wherever_they_are() -> None:
     count, key = counted(FOLDER, "How many sections does the Advanced Administration chapter have?")
     assert (count, key) == (4, "level 2 headings numbered like #.# under Chapter 12. Advanced Administration")
-    assert collect.headings_under(FOLDER, 5) == [FOLDER[6]]  # chapter 6: its one section
+    assert parts.headings_under(FOLDER, 5) == [FOLDER[6]]  # chapter 6: its one section
     # each counted heading is cited where it is: the answer's sources name the parts it counted
-    groups = collect.group_outline(FOLDER, [], "How many sections does the Advanced Administration chapter have?")
+    groups = parts.group_outline(FOLDER, [], "How many sections does the Advanced Administration chapter have?")
     places = sorted(Span.from_dict(item["spans"][0]).describe() for item in groups[0].items)
     assert places[:2] == ["advanced.html § 12.1. RAID and LVM", "sect.install.html § 12.3. Automated Installation"]
 
@@ -53,13 +53,13 @@ def test_unnumbered_sections_are_those_that_follow_the_named_one_a_level_deeper(
 def test_a_title_the_question_names_as_no_part_does_not_scope_it() -> None:
     # "the Handbook" is the book's own title: the question counts the book's chapters, not the title's children
     assert counted(FOLDER, "How many chapters does The Handbook have?") == (2, "level 1 headings numbered like #")
-    assert collect.named_section(FOLDER, "How many chapters does The Handbook have?") is None
-    assert collect.named_section(FOLDER, "Which tools does the APT Tools chapter describe?") == 5
+    assert parts.named_section(FOLDER, "How many chapters does The Handbook have?") is None
+    assert parts.named_section(FOLDER, "Which tools does the APT Tools chapter describe?") == 5
 
 
 def test_a_number_that_comes_again_is_a_second_sequence_not_one_more_chapter() -> None:
     epub = [heading(0, f"{n}. Chapter {n}") for n in range(1, 9)] + [heading(0, "1. Overview of Tools")]
-    groups = collect.group_outline(epub, [], "How many chapters does the reference have?")
+    groups = parts.group_outline(epub, [], "How many chapters does the reference have?")
     assert [(g.count, g.key) for g in groups] == [(8, "level 1 headings numbered like #"),
                                                   (1, "level 1 headings numbered like #, numbered again")]
 
@@ -120,15 +120,15 @@ def test_the_part_a_question_counts_picks_its_group_by_numbering_not_by_the_mode
     epub = ([heading(0, f"{n}. Chapter {n}") for n in range(1, 9)] + [heading(0, "1. Overview of Tools")] +
             [heading(1, f"{n}.{m}. Section") for n in range(1, 9) for m in (1, 2)] + [heading(0, "A. Glossary")])
     question = "How many chapters does the reference have?"
-    groups = collect.group_outline(epub, [], question)
+    groups = parts.group_outline(epub, [], question)
     assert [(g.numbering, g.count) for g in groups] == [("#", 8), ("A", 1), ("# again", 1), ("#.#", 16)]
-    assert collect.part_group(question, groups) == 1
-    assert collect.part_group("How many appendices does the reference have?", groups) == 2
-    assert collect.part_group("How many sections does the reference have?", groups) == 4
+    assert parts.part_group(question, groups) == 1
+    assert parts.part_group("How many appendices does the reference have?", groups) == 2
+    assert parts.part_group("How many sections does the reference have?", groups) == 4
     # two kinds of part named, or a section named: the model chooses
-    assert collect.part_group("How many chapters, not counting appendices, does it have?", groups) is None
-    scoped = collect.group_outline(FOLDER, [], "How many sections does the Advanced Administration chapter have?")
-    assert collect.part_group("How many sections does the Advanced Administration chapter have?", scoped) is None
+    assert parts.part_group("How many chapters, not counting appendices, does it have?", groups) is None
+    scoped = parts.group_outline(FOLDER, [], "How many sections does the Advanced Administration chapter have?")
+    assert parts.part_group("How many sections does the Advanced Administration chapter have?", scoped) is None
     text = "".join(f"{n}. Chapter {n}\n\nText.\n\n{n}.1. Section\n\nMore.\n\n{n}.2. Section\n\nMore.\n\n"
                    for n in (1, 2))
     chunks = list(Chunker(CharTokenizer(), 200).chunks([Segment(text, Provenance("r.txt"))]))

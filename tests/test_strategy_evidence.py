@@ -19,8 +19,8 @@ from memread.strategies.evidence import (
     EvidenceStrategy,
     answer,
     boilerplate,
-    collect,
     keeping,
+    parts,
     questions,
     reading,
 )
@@ -227,9 +227,9 @@ def test_headings_are_grouped_by_numbering_and_scoped_under_a_named_section() ->
     text = ("1.1. Package tools\n\n1.2. Package lint tools\n\n1.2.1. lintian\n\n1.2.2. debdiff\n\n"
             "1.2.3. duck\n\n1.3. Helpers\n\n1.3.1. debhelper\n")
     found = [({"text": u.text, "where": "p", "chunk": 0, "start": u.start}, u) for u in units(text)]
-    scope = collect.section_number("Package lint tools", (u.text for _, u in found))
+    scope = parts.section_number("Package lint tools", (u.text for _, u in found))
     assert scope == "1.2"
-    groups = collect.group_headings(found, scope)
+    groups = parts.group_headings(found, scope)
     assert [g.count for g in groups] == [3]
 
 

@@ -14,7 +14,7 @@ the model only reads and picks, and code does the rest (one concept per module):
 * :mod:`.questions` — what a question asks: a lookup, or a whole-document question (how many, list every, the
   first or last), and what a unit must hold to answer it;
 * :mod:`.collect` — "how many", "list every", "the first …": code collects every matching unit of the whole
-  document, grouped (:mod:`.groups`) and counted; the model says which group the question means;
+  document (or its parts' headings, :mod:`.parts`), grouped (:mod:`.groups`) and counted; the model says which;
 * :mod:`.answer` — choosing among the answers found, settled against the document's own words, or "the
   document does not say".
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memread.strategies.evidence import keeping
-from memread.strategies.evidence.collect import heading_number
+from memread.strategies.evidence.parts import heading_number
 
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
                                       "dec"), 1)}
