@@ -42,7 +42,7 @@ def test_rows_are_scored_cached_and_not_asked_again(tmp_path: Path, monkeypatch:
 
 def test_the_aggregate_questions_golds_are_computed_from_the_text() -> None:
     found = own_questions.own_questions("aggregate")
-    assert len(found) == 26 and {q["kind"] for q in found} == {"aggregate"}
+    assert len(found) == 28 and {q["kind"] for q in found} == {"aggregate"}
     assert {how for q in found for how in q["check"]} == {"count", "distinct", "first", "last", "within"}
     log = "=== g++ tests ===\nFAIL: a.C\n=== gcc tests ===\nFAIL: b.c\n=== g++ tests ===\n"
     counted = next(q for q in found if q["id"] == "own-aggregate-01")
@@ -93,7 +93,7 @@ def test_the_identifier_check_reports_where_the_rule_would_fire(tmp_path: Path,
 
 def test_the_list_questions_golds_are_the_items_code_finds_and_every_one_must_be_answered() -> None:
     found = own_questions.own_questions("list")
-    assert len(found) == 11 and {q["kind"] for q in found} == {"list"} and all(q["golds"] for q in found)
+    assert len(found) == 12 and {q["kind"] for q in found} == {"list"} and all(q["golds"] for q in found)
     log = ("=== objc tests ===\nFAIL: a.m\nFAIL: a.m\nFAIL: b.m\n=== gotools tests ===\nFAIL: c.go\n")
     objc = next(q for q in found if q["id"] == "own-list-01")
     assert own_questions.computed(objc, log) == "a.m; b.m"  # only inside its section, each test once
