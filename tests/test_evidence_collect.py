@@ -424,3 +424,15 @@ def test_how_many_different_identifiers_counts_the_different_tokens_not_the_line
     assert results[0].answer == "4"  # CVE-2018-1, -2, -3 and CVE-2017-9, in two groups; not "CVEs", not 3 lines
     groups = [collect.Group("* · holding cve", count=2), collect.Group("- · holding cve", count=1)]
     assert collect.counts_of("How many CVE identifiers are there?", groups[:1], groups) == [2]  # no "different"
+
+
+def test_a_first_or_last_heading_is_answered_whole_and_numbered_parts_listed_in_their_numbers_order() -> None:
+    from memread.strategies.evidence import answer
+
+    found = {"text": "6.1. Best practices for debian/rules", "how": "outline"}
+    question = "Which is the first section of the Best Packaging Practices chapter?"
+    assert answer.settle_item("6.1", found, question, whole=True) == "6.1. Best practices for debian/rules"
+    assert answer.settle_item("6.1", found, question) == "6.1"  # a line's item: the model's part of it, as before
+    files = [{"text": t, "how": "outline", "chunk": n, "start": 0}  # in the files' names' order
+             for n, t in enumerate(("8.1. Locale", "8.10. Compiling", "8.2. Network"))]
+    assert [i["text"] for i in ordering.in_order(files)] == ["8.1. Locale", "8.2. Network", "8.10. Compiling"]

@@ -333,8 +333,7 @@ class EvidenceStrategy(Strategy):
             issues.append("the reply names no group; the first (the closest match) is taken")
         picked = [groups[n - 1] for n in chosen]
         items = [item for g in picked for item in g.items]
-        items = (ordering.in_order(items, self._newest_first()) if kind in (questions.FIRST, questions.LAST)
-                 else sorted(items, key=keeping.document_order))
+        items = ordering.in_order(items, kind in (questions.FIRST, questions.LAST) and self._newest_first())
         if kind == questions.FIRST:
             items = items[:1]
         elif kind == questions.LAST:
@@ -351,7 +350,8 @@ class EvidenceStrategy(Strategy):
         more = kind == questions.COUNT and not all(g.parts for g in picked)
         lines = f"{sum(g.count for g in picked)} line{'s' if sum(g.count for g in picked) != 1 else ''}"
         new_state = {**state, "done": not more, "counts": counts, "kind": kind, "items": items[:200],
-                     "counted": shown, "sources": _sources(items[:200]), "memory": memory}
+                     "counted": shown, "sources": _sources(items[:200]), "memory": memory,
+                     "parts": all(g.parts for g in picked)}  # headings: a first/last one is answered whole
         if not more:
             new_state["evidence"] = items[:200]
         return StepResult(state=new_state, memory=memory, memory_changed=True, truncated=False, exit=not more,
@@ -411,7 +411,7 @@ class EvidenceStrategy(Strategy):
         items = state.get("items") or []
         if counts is not None and state.get("kind") in (questions.FIRST, questions.LAST) and items:
             first = items[0]
-            return answer.settle_item(reply_answer, first, question), True
+            return answer.settle_item(reply_answer, first, question, whole=bool(state.get("parts"))), True
         if counts is not None and state.get("kind") == questions.LIST:
             return answer.list_answer(items, sum(counts)), True
         if counts is not None:

@@ -76,13 +76,16 @@ def never_mentioned(names: Iterable[str]) -> str:
     return f"{DOES_NOT_SAY[:-1]}: it never mentions {', '.join(names)}."
 
 
-def settle_item(answer: str, found: Mapping[str, Any], question: str) -> str:
+def settle_item(answer: str, found: Mapping[str, Any], question: str, *, whole: bool = False) -> str:
     """A first/last question's answer, from the one item code found for it: the model's answer as the item (or
     the line it is under: a changelog entry's version) writes it when it says more than the question does; else
     the item itself, verbatim (code found it, and an answer that only repeats the question's words names
     nothing). An answer from inside a record comes under the record's first line, as a listed item does (a
-    sign-off under its entry's version)."""
+    sign-off under its entry's version). ``whole``: the item is one of the document's headings, answered whole,
+    its number and title ("6.1" alone names no section)."""
     item, head, record = (" ".join(str(found.get(key) or "").split()) for key in ("text", "head", "record"))
+    if whole:
+        return item
     cleaned = answer.strip().strip(".")
     snapped = snap(cleaned, f"{head}\n{item}") if cleaned and not says_absent(cleaned) else None
     chosen = snapped if snapped is not None and not echoes(snapped, question) else item

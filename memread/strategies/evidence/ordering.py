@@ -45,7 +45,7 @@ def _number_key(number: str) -> tuple[int, ...]:
 
 
 def in_order(items: Sequence[dict[str, Any]], backwards: bool = False) -> list[dict[str, Any]]:
-    """Collected items in the order "first" and "last" mean: numbered headings by their numbers (an HTML folder's
+    """Collected items in the order a list, "first" and "last" mean: numbered headings by their numbers (an HTML folder's
     outline follows its files' names, "Chapter 12" before "Chapter 6"); else in time, which is the document's
     order, or its reverse when the document runs ``backwards`` (:func:`newest_first`)."""
     ordered = sorted(items, key=keeping.document_order)
