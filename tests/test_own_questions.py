@@ -42,7 +42,7 @@ def test_rows_are_scored_cached_and_not_asked_again(tmp_path: Path, monkeypatch:
 
 def test_the_aggregate_questions_golds_are_computed_from_the_text() -> None:
     found = own_questions.own_questions("aggregate")
-    assert len(found) == 28 and {q["kind"] for q in found} == {"aggregate"}
+    assert len(found) == 31 and {q["kind"] for q in found} == {"aggregate"}
     assert {how for q in found for how in q["check"]} == {"count", "distinct", "first", "last", "within"}
     log = "=== g++ tests ===\nFAIL: a.C\n=== gcc tests ===\nFAIL: b.c\n=== g++ tests ===\n"
     counted = next(q for q in found if q["id"] == "own-aggregate-01")
