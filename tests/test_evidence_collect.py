@@ -436,3 +436,30 @@ def test_a_first_or_last_heading_is_answered_whole_and_numbered_parts_listed_in_
     files = [{"text": t, "how": "outline", "chunk": n, "start": 0}  # in the files' names' order
              for n, t in enumerate(("8.1. Locale", "8.10. Compiling", "8.2. Network"))]
     assert [i["text"] for i in ordering.in_order(files)] == ["8.1. Locale", "8.2. Network", "8.10. Compiling"]
+
+
+@pytest.mark.parametrize(("question", "term"), [
+    ("How many times does the log mention gfortran?", "gfortran"),
+    ("How many times is objc mentioned in the log?", "objc"),
+    ("How many times does segfault appear in the log?", "segfault"),
+    ("How many times does the manual mention the word \"printf\" in chapter 5?", "printf"),
+    ("How many times did the Lakers win the title?", None),  # a quantity a passage states
+    ("How many times did she appear in the final?", None),
+])
+def test_how_many_times_a_document_mentions_a_word_is_a_count_of_its_occurrences(question: str,
+                                                                                  term: str | None) -> None:
+    assert questions.mentioned(question) == term
+    assert questions.question_kind(question) == (questions.COUNT if term else questions.LOOKUP)
+
+
+def test_the_occurrences_are_counted_in_every_line_holding_the_word_and_all_are_cited() -> None:
+    log = ("\t\t=== gfortran tests ===\n\nRunning target unix\nPASS: gfortran.dg/a.f90\n"
+           "PASS: gfortran.dg/b.f90 (gfortran -O2)\n\n\t\t=== gfortran Summary ===\n\n# of expected passes\t\t2\n"
+           "/build/gcc/gfortran version 12.2.0\n\t\t=== objc tests ===\n\nRunning target unix\nPASS: objc/a.m\n")
+    chunks = list(Chunker(CharTokenizer(), 200).chunks([Segment(log, Provenance("test.log", line_start=1))]))
+    results, events, _ = run(["How many times does the log mention gfortran?"], {"Group": "1"}, chunks=chunks)
+    assert results[0].answer == "6"  # two banners, three PASS lines (one twice) and the version line; no summary line
+    last = [e for e in events if isinstance(e, StepFinished)][-1]
+    cited = " ".join(s["excerpt"] for s in last.state["sources"])
+    assert "# of expected passes" not in cited and "/build/gcc/gfortran version" in cited
+

@@ -331,7 +331,7 @@ class EvidenceStrategy(Strategy):
         if not chosen and groups:
             chosen = [1]
             issues.append("the reply names no group; the first (the closest match) is taken")
-        picked = [groups[n - 1] for n in chosen]
+        picked = collect.picked_groups(question, groups, chosen)
         items = [item for g in picked for item in g.items]
         items = ordering.in_order(items, kind in (questions.FIRST, questions.LAST) and self._newest_first())
         if kind == questions.FIRST:
@@ -347,7 +347,7 @@ class EvidenceStrategy(Strategy):
         # A how-many question also reads its best passages (phase), for a number a line states ("closed for 12
         # days"), unless it counts the document's parts: a number on a contents line or a heading is a section's
         # own ("5.2 Character Arrays" gave 2 for the sections of "5 Strings"; own-aggregate.md).
-        more = kind == questions.COUNT and not all(g.parts for g in picked)
+        more = kind == questions.COUNT and not all(g.parts for g in picked) and not questions.mentioned(question)
         lines = f"{sum(g.count for g in picked)} line{'s' if sum(g.count for g in picked) != 1 else ''}"
         new_state = {**state, "done": not more, "counts": counts, "kind": kind, "items": items[:200],
                      "counted": shown, "sources": _sources(items[:200]), "memory": memory,

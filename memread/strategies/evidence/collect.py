@@ -31,6 +31,7 @@ from memread.strategies.evidence.questions import (
     counted,
     distinct_identifier,
     identifiers,
+    mentioned,
     parts_asked,
     place_kind,
     quoted,
@@ -125,28 +126,49 @@ def decided(question: str, by_words: bool, groups: Sequence[Group]) -> tuple[int
     return (most_held(groups) if by_words else None), "the lines asked about are those holding most of its words"
 
 
+def picked_groups(question: str, groups: Sequence[Group], chosen: Sequence[int]) -> list[Group]:
+    """The groups a whole-document question answers from: those chosen, or, for how many times a word occurs or
+    how many different identifiers, every group (their lines are all cited)."""
+    if mentioned(question) or distinct_identifier(question):
+        return list(groups)
+    return [groups[n - 1] for n in chosen]
+
+
+def _occurrence(term: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)", re.IGNORECASE)
+
+
 def counts_of(question: str, picked: Sequence[Group], groups: Sequence[Group]) -> list[int]:
-    """What a count counts: the chosen groups' lines, or how many different identifiers it asks for."""
-    different = _different(question, groups)
-    return [g.count for g in picked] if different is None else [different]
+    """What a count counts: the chosen groups' lines, or how many different identifiers, or how many times a
+    word occurs, it asks for."""
+    found = _tokens(question, groups)
+    return [g.count for g in picked] if found is None else [found]
 
 
 def counted_text(question: str, picked: Sequence[Group], groups: Sequence[Group]) -> str:
-    """The counts as the model is shown them: each group's lines, and the different identifiers when asked."""
+    """The counts as the model is shown them: each group's lines, and the identifiers or occurrences asked for."""
     lines = "\n".join(f"{g.count} lines ({g.key})" for g in picked)
-    different = _different(question, groups)
-    return lines if different is None else f"{different} different {distinct_identifier(question)}… in all\n{lines}"
+    found = _tokens(question, groups)
+    if found is None:
+        return lines
+    term = mentioned(question)
+    said = f"{found} times {term!r}" if term else f"{found} different {distinct_identifier(question)}…"
+    return f"{said} in all\n{lines}"
 
 
-def _different(question: str, groups: Sequence[Group]) -> int | None:
+def _tokens(question: str, groups: Sequence[Group]) -> int | None:
     """For how many different identifiers: the different tokens beginning with it as written ("CVE-2018-12699",
-    case aside), in every group holding it (a line may name several); None when none is asked or found."""
+    case aside), in every group holding it (a line may name several); for how many times a word occurs, its
+    occurrences standing apart, case aside, in every group (of the items kept: 2,000 a group, 12 groups). None
+    when neither is asked (or no identifier is found)."""
+    items = [str(item["text"]) for g in groups for item in g.items]
+    if term := mentioned(question):
+        return sum(len(_occurrence(term).findall(text)) for text in items)
     prefix = distinct_identifier(question)
     if prefix is None:
         return None
     token = re.compile(rf"(?<![\w-]){re.escape(prefix)}(?:[-_./:]|(?=\d))[\w.-]*\w", re.IGNORECASE)
-    found = {match.upper() for g in groups for item in g.items for match in token.findall(str(item["text"]))}
-    return len(found) or None
+    return len({match.upper() for text in items for match in token.findall(text)}) or None
 
 
 def most_held(groups: Sequence[Group]) -> int | None:
@@ -185,6 +207,11 @@ def collected(passages: Any, question: str) -> list[Group]:
         groups = group_headings(headings, scope)
         if groups:
             return groups
+    if term := mentioned(question):  # its occurrences, wherever they are: the rest names the document
+        wanted, pattern = anchors(term), _occurrence(term)
+        units = _units_of(passages, passages.holding(wanted))
+        found = ((item, unit) for item, unit in units if pattern.search(unit.text))  # its own text, no banner's
+        return group_units(found, wanted, wanted, by_anchors=False, as_written=written(term))
     wanted = anchors(question)
     # The chunks to collect from: those holding every identifier of the question ("urgency=high", "XPASS"), else
     # those of the condition whose units hold most of the question's words together, the larger such group

@@ -41,8 +41,32 @@ def offers_answers(question: str) -> bool:
     return choice is not None and not _CONDITION_LIST.search(question[:choice.start()])
 
 
+# "How many times does the log mention gfortran?", "… is objc mentioned …", "… does segfault appear …": the
+# document's own occurrences of a word, in the present tense, not a quantity a passage states ("how many times
+# did … win", "… did she appear in …")
+_MENTIONS = (re.compile(r"^\s*how\s+many\s+times\s+(?:does|do)\s+.*?\b(?:mentions?|says?|contains?|cites?)\s+"
+                        r"(?:the\s+(?:word|term|name|string)\s+)?(.+?)\s*[?.!]?\s*$", re.IGNORECASE),
+             re.compile(r"^\s*how\s+many\s+times\s+(?:is|are)\s+(.+?)\s+(?:mentioned|said|cited|named|"
+                        r"written)\b", re.IGNORECASE),
+             re.compile(r"^\s*how\s+many\s+times\s+(?:does|do)\s+(.+?)\s+(?:appears?|occurs?)\b", re.IGNORECASE))
+
+
+def mentioned(question: str) -> str | None:
+    """The word or phrase whose occurrences a "how many times does … mention …" question counts, as written
+    ("gfortran"); None for other questions."""
+    for pattern in _MENTIONS:
+        if match := pattern.search(question):
+            words = re.split(r"\s+", match.group(1).strip().strip("\"'“”‘’"))
+            cut = next((i for i, word in enumerate(words) if i and word.lower() in _COUNTED_ENDS), len(words))
+            term = " ".join(words[:cut]).strip("\"'“”‘’")
+            return re.sub(r"^(?:the|a|an)\s+", "", term, flags=re.IGNORECASE) or None
+    return None
+
+
 def question_kind(question: str) -> str:
     """COUNT, LIST, FIRST, LAST or LOOKUP (a question the best passages answer)."""
+    if mentioned(question):
+        return COUNT
     if _MEASURE.search(question):
         return LOOKUP
     if _COUNTING.search(question):
