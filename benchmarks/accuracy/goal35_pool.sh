@@ -152,14 +152,15 @@ EOF
     fi
     # v25 changes no acceptance sample's collect step or count (its records are v24's, "Toward v25")
     # v26 changes no acceptance sample's answer (no held-out first, last or list question about parts)
-    chain docqa v24 v25 v26
+    # v27 changes no acceptance sample either (no docqa or HotpotQA question asks how many times a word occurs)
+    chain docqa v24 v25 v26 v27
     for f in hqa50-seed1127 hqa400-seed1127; do
-        chain "$f" v11 v12 v13 v14 v15 v16 v17 v21 v22 v24 v25 v26
+        chain "$f" v11 v12 v13 v14 v15 v16 v17 v21 v22 v24 v25 v26 v27
     done
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
-    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v26 --out benchmarks/results/goal-35-check.md)
+    (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate v27 --out benchmarks/results/goal-35-check.md)
 }
 
 case ${1:-} in
