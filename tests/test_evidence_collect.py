@@ -95,7 +95,7 @@ CHANGELOG = "".join(f"tool ({v}.0-1) unstable; urgency=medium\n\n  * Build with 
 ])
 def test_in_a_newest_first_changelog_the_earliest_upload_is_the_last_in_the_text(question: str,
                                                                                   version: int) -> None:
-    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(CHANGELOG, Provenance("changelog", line_start=1))]))
+    chunks = chunked(CHANGELOG, 300, name="changelog")
     results, _, backend = run([question], {"Group 1": "1", "zstd": "nothing"}, chunks=chunks)
     assert results[0].answer.startswith(f"tool ({version}.0-1)")
     shown = backend.requests[-1].messages[-1].content  # the final prompt: the one item code found
@@ -107,7 +107,7 @@ def test_a_count_of_parts_is_the_structures_and_reads_no_passage_for_a_stated_nu
             "1.1. Package tools\n\nThey build packages.\n\n1.2. Package lint tools\n\n1.2.1. lintian\n\n"
             "Checks packages.\n\n1.2.2. debdiff\n\nCompares packages.\n\n1.2.3. duck\n\nChecks links.\n\n"
             "1.3. Helpers\n\n1.3.1. debhelper\n\nHelps.\n")
-    chunks = list(Chunker(CharTokenizer(), 120).chunks([Segment(text, Provenance("tools.txt", line_start=1))]))
+    chunks = chunked(text, 120, name="tools.txt")
     question = 'How many tools are described in the "Package lint tools" section?'
     results, _, backend = run([question], {"Group 1": "1", "counted": "2"}, chunks=chunks)
     assert results[0].answer == "3"  # the three headings under 1.2; the "2" a contents line states is no count
@@ -189,7 +189,7 @@ TRACKS = "".join(f"tool ({v}.0-1) {'experimental' if v % 3 == 0 else 'unstable'}
 ])
 def test_what_a_question_counts_does_not_narrow_the_units_to_the_lines_that_say_it(question: str,
                                                                                    answer: str) -> None:
-    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(TRACKS, Provenance("changelog", line_start=1))]))
+    chunks = chunked(TRACKS, 300, name="changelog")
     results, _, _ = run([question], {"Group 1": "1", "zstd": "nothing"}, chunks=chunks)
     assert results[0].answer.startswith(answer)
 
@@ -208,8 +208,13 @@ LOG = ("\t\t=== objc tests ===\n\nRunning target unix\nFAIL: objc/execute/nested
        "FAIL: gotools/go-vet.go\nPASS: gotools/go-fmt.go\n")
 
 
+def chunked(text: str, size: int = 400, name: str = "test.log") -> list:
+    """``text`` cut into chunks of ``size`` characters, numbered by line from 1."""
+    return list(Chunker(CharTokenizer(), size).chunks([Segment(text, Provenance(name, line_start=1))]))
+
+
 def log_chunks(size: int = 400) -> list:
-    return list(Chunker(CharTokenizer(), size).chunks([Segment(LOG, Provenance("test.log", line_start=1))]))
+    return chunked(LOG, size)
 
 
 def test_a_log_line_holds_the_words_of_the_banner_it_is_under_and_failed_is_held_by_fail() -> None:
@@ -290,7 +295,7 @@ def test_a_one_letter_identifier_is_held_only_as_written() -> None:
     assert questions.written("Which upload is 2.7-3?") == {} and questions.written("A x86-64 build?") == {}
     log = ("\t\t=== g++ tests ===\n\nXPASS: c-c++-common/a.c (internal compiler error)\n\n"
            "\t\t=== gcc tests ===\n\nXPASS: gcc.dg/guality/b.c   -O3 -g  execution test\n")
-    chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(log, Provenance("test.log", line_start=1))]))
+    chunks = chunked(log)
     results, _, _ = run(["List every XPASS in the g++ testsuite."], {"Group": "1"}, chunks=chunks)
     assert results[0].answer == "1 line: XPASS: c-c++-common/a.c (internal compiler error)"  # not the -g line
 
@@ -320,7 +325,7 @@ def test_an_identifier_the_index_cannot_hold_is_found_as_written_and_a_count_tak
     # "g++" is the phrase "g", which the index does not hold: the chunks are found by "g++" as written, in their
     # text or their banner (the chunk of the last FAIL lines says "g++" nowhere), and the FAIL lines (holding
     # "g++" under their banner, and "failed") are counted, not the summary's "# of" lines
-    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(GPP, Provenance("test.log", line_start=1))]))
+    chunks = chunked(GPP, 300)
     assert any("g++" not in c.text and "FAIL: c-c++" in c.text for c in chunks)
     _, events, backend = run(["How many tests failed in the g++ testsuite?"], {"Group": "2", "lines": "none"},
                              chunks=chunks)
@@ -361,7 +366,7 @@ def test_with_no_identifier_the_chunks_are_where_the_questions_words_come_togeth
            + "".join(f"FAIL: libgomp.c/t{n}.c (test for excess errors)\n" for n in range(5))
            + "".join(f"More filler {n} here.\n" for n in range(30))
            + "\nlibgomp-kfreebsd-testsuite: Disable lock-2.c test on kfreebsd\n")
-    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(log, Provenance("test.log", line_start=1))]))
+    chunks = chunked(log, 300)
     results, _, _ = run(["Which tests failed in the libgomp testsuite?"], {"Group": "1"}, chunks=chunks)
     assert results[0].answer.startswith("5 lines: FAIL: libgomp.c/t0.c")  # not the patch line holding "testsuite"
 
@@ -370,13 +375,13 @@ def test_tests_that_passed_unexpectedly_are_the_xpass_lines_and_a_list_ranks_by_
     log = ("\t\t=== gcc tests ===\n\nRunning target unix\nPASS: gcc.dg/a.c\nPASS: gcc.dg/b.c\nPASS: gcc.dg/c.c\n"
            "XPASS: gcc.dg/guality/example.c -O0\nXPASS: gcc.dg/guality/pr1.c -O1\n\n\t\t=== gcc Summary ===\n\n"
            "# of expected passes\t\t3\n# of unexpected successes\t2\n")
-    chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(log, Provenance("test.log", line_start=1))]))
+    chunks = chunked(log)
     results, _, _ = run(["Which tests passed unexpectedly in the gcc testsuite?"], {"Group": "3"}, chunks=chunks)
     assert results[0].answer.startswith("2 lines: XPASS: gcc.dg/guality/example.c")  # code's choice, not the model's
     changelog = "".join(f"tool (1.{n}-1) {'experimental' if n % 3 == 0 else 'unstable'}; urgency=low\n\n  * Fix {n}.\n\n"
                         f" -- Ann <a@b.org>  Mon, 0{n % 9 + 1} Jan 2001\n\n" for n in range(9, 0, -1))
     changelog += "tool (1.0-1) unstable; urgency=low\n\n  * Merge the experimental uploads.\n\n -- Ann <a@b.org>\n"
-    chunks = list(Chunker(CharTokenizer(), 300).chunks([Segment(changelog, Provenance("changelog", line_start=1))]))
+    chunks = chunked(changelog, 300, name="changelog")
     results, _, _ = run(["List every upload made to experimental."], {"Group": "1"}, chunks=chunks)
     # the entries: "upload" ranks no group, so the item saying "experimental uploads" is not taken over them
     assert results[0].answer.startswith("3 lines: tool (1.9-1) experimental")
@@ -405,7 +410,7 @@ def test_of_groups_holding_as_many_words_code_takes_the_one_whose_lines_begin_wi
     log = ("\t\t=== libstdc++ tests ===\n\nRunning target unix\nFAIL: libstdc++-prettyprinters/80276.cc whatis p4\n"
            "PASS: libstdc++-prettyprinters/a.cc\n\n\t\t=== libstdc++ Summary ===\n\n# of expected passes\t\t1\n"
            "# of unexpected failures\t1\n\nlibgo-testsuite: Only run the libgo testsuite for flags\n")
-    chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(log, Provenance("test.log", line_start=1))]))
+    chunks = chunked(log)
     results, _, _ = run(["Which tests failed in the libstdc++ testsuite?"], {"Group": "2"}, chunks=chunks)
     assert results[0].answer == "1 line: FAIL: libstdc++-prettyprinters/80276.cc whatis p4"  # code's choice
 
@@ -418,12 +423,13 @@ def test_how_many_different_identifiers_counts_the_different_tokens_not_the_line
                  "    - CVE-2018-1 again, in the linker.\n\n -- Ann <a@b.org>  Mon\n\n"
                  "tool (1.2-1) unstable; urgency=low\n\n  * Fix CVE-2017-9 (PR 12). CVEs are listed above.\n\n"
                  " -- Ann <a@b.org>  Sun\n")
-    chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(changelog, Provenance("changelog", line_start=1))]))
+    chunks = chunked(changelog, name="changelog")
     results, _, backend = run(["How many different CVE identifiers does the changelog mention?"], {"Group": "1"},
                               chunks=chunks)
     assert results[0].answer == "4"  # CVE-2018-1, -2, -3 and CVE-2017-9, in two groups; not "CVEs", not 3 lines
     groups = [collect.Group("* · holding cve", count=2), collect.Group("- · holding cve", count=1)]
-    assert collect.counts_of("How many CVE identifiers are there?", groups[:1], groups) == [2]  # no "different"
+    counts, shown = collect.counts_of("How many CVE identifiers are there?", groups[:1], groups)
+    assert counts == [2] and shown == "2 lines (* · holding cve)"  # no "different": lines, as before
 
 
 def test_a_first_or_last_heading_is_answered_whole_and_numbered_parts_listed_in_their_numbers_order() -> None:
@@ -456,7 +462,7 @@ def test_the_occurrences_are_counted_in_every_line_holding_the_word_and_all_are_
     log = ("\t\t=== gfortran tests ===\n\nRunning target unix\nPASS: gfortran.dg/a.f90\n"
            "PASS: gfortran.dg/b.f90 (gfortran -O2)\n\n\t\t=== gfortran Summary ===\n\n# of expected passes\t\t2\n"
            "/build/gcc/gfortran version 12.2.0\n\t\t=== objc tests ===\n\nRunning target unix\nPASS: objc/a.m\n")
-    chunks = list(Chunker(CharTokenizer(), 200).chunks([Segment(log, Provenance("test.log", line_start=1))]))
+    chunks = chunked(log, 200)
     results, events, _ = run(["How many times does the log mention gfortran?"], {"Group": "1"}, chunks=chunks)
     assert results[0].answer == "6"  # two banners, three PASS lines (one twice) and the version line; no summary line
     last = [e for e in events if isinstance(e, StepFinished)][-1]

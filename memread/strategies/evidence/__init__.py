@@ -338,8 +338,7 @@ class EvidenceStrategy(Strategy):
             items = items[:1]
         elif kind == questions.LAST:
             items = items[-1:]
-        counts = collect.counts_of(question, picked, groups)  # lines, or the different identifiers asked for
-        counted = collect.counted_text(question, picked, groups)
+        counts, counted = collect.counts_of(question, picked, groups)  # lines, or the identifiers or words asked
         listed = keeping.render(items[:12]) if items else prompts.NO_MEMORY
         memory = f"{counted}\n{listed}" if kind in (questions.COUNT, questions.LIST) else listed
         shown = keeping.for_model(items[:12]) if items else prompts.NO_MEMORY  # the model is shown no places
@@ -348,7 +347,8 @@ class EvidenceStrategy(Strategy):
         # days"), unless it counts the document's parts: a number on a contents line or a heading is a section's
         # own ("5.2 Character Arrays" gave 2 for the sections of "5 Strings"; own-aggregate.md).
         more = kind == questions.COUNT and not all(g.parts for g in picked) and not questions.mentioned(question)
-        lines = f"{sum(g.count for g in picked)} line{'s' if sum(g.count for g in picked) != 1 else ''}"
+        total = sum(g.count for g in picked)
+        lines = f"{total} line{'s' if total != 1 else ''}"
         new_state = {**state, "done": not more, "counts": counts, "kind": kind, "items": items[:200],
                      "counted": shown, "sources": _sources(items[:200]), "memory": memory,
                      "parts": all(g.parts for g in picked)}  # headings: a first/last one is answered whole

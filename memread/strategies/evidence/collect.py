@@ -138,22 +138,16 @@ def _occurrence(term: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)", re.IGNORECASE)
 
 
-def counts_of(question: str, picked: Sequence[Group], groups: Sequence[Group]) -> list[int]:
-    """What a count counts: the chosen groups' lines, or how many different identifiers, or how many times a
-    word occurs, it asks for."""
-    found = _tokens(question, groups)
-    return [g.count for g in picked] if found is None else [found]
-
-
-def counted_text(question: str, picked: Sequence[Group], groups: Sequence[Group]) -> str:
-    """The counts as the model is shown them: each group's lines, and the identifiers or occurrences asked for."""
+def counts_of(question: str, picked: Sequence[Group], groups: Sequence[Group]) -> tuple[list[int], str]:
+    """What a count counts, and the counts as the model is shown them: the chosen groups' lines, or how many
+    different identifiers, or how many times a word occurs, it asks for (then said above the groups' lines)."""
     lines = "\n".join(f"{g.count} lines ({g.key})" for g in picked)
     found = _tokens(question, groups)
     if found is None:
-        return lines
+        return [g.count for g in picked], lines
     term = mentioned(question)
     said = f"{found} times {term!r}" if term else f"{found} different {distinct_identifier(question)}…"
-    return f"{said} in all\n{lines}"
+    return [found], f"{said} in all\n{lines}"
 
 
 def _tokens(question: str, groups: Sequence[Group]) -> int | None:
@@ -163,7 +157,8 @@ def _tokens(question: str, groups: Sequence[Group]) -> int | None:
     when neither is asked (or no identifier is found)."""
     items = [str(item["text"]) for g in groups for item in g.items]
     if term := mentioned(question):
-        return sum(len(_occurrence(term).findall(text)) for text in items)
+        occurrence = _occurrence(term)
+        return sum(len(occurrence.findall(text)) for text in items)
     prefix = distinct_identifier(question)
     if prefix is None:
         return None
@@ -219,8 +214,8 @@ def collected(passages: Any, question: str) -> list[Group]:
     # else any of the words naming what is counted. The document may call its units otherwise ("uploads" are a
     # changelog's entries): those words neither narrow the chunks nor rank the groups.
     chunks = _holding_identifiers(passages, question)
+    named = set(counted(question)) | set(place_kind(question))
     if not chunks:
-        named = set(counted(question)) | set(place_kind(question))
         conditions = [anchor for anchor in wanted if anchor not in named]
         held = [(len(found), found) for anchor in conditions if (found := passages.holding([anchor]))]
         if held:
@@ -232,7 +227,7 @@ def collected(passages: Any, question: str) -> list[Group]:
             return group_units(_units_of(passages, chunks), wanted, by_anchors=False, as_written=written(question))
     # What is counted ranks no group here either ("# of unexpected failures" lines are no more the libstdc++
     # suite's failures than its FAIL lines are), unless it is an identifier ("How many XPASS results …")
-    named = (set(counted(question)) | set(place_kind(question))) - set(identifiers(question))
+    named -= set(identifiers(question))
     return group_units(_units_of(passages, chunks), [a for a in wanted if a not in named], identifiers(question),
                        as_written=written(question))
 

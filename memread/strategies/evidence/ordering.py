@@ -45,9 +45,9 @@ def _number_key(number: str) -> tuple[int, ...]:
 
 
 def in_order(items: Sequence[dict[str, Any]], backwards: bool = False) -> list[dict[str, Any]]:
-    """Collected items in the order a list, "first" and "last" mean: numbered headings by their numbers (an HTML folder's
-    outline follows its files' names, "Chapter 12" before "Chapter 6"); else in time, which is the document's
-    order, or its reverse when the document runs ``backwards`` (:func:`newest_first`)."""
+    """Collected items in the order a list, "first" and "last" mean: numbered headings by their numbers (an HTML
+    folder's outline follows its files' names, "Chapter 12" before "Chapter 6"); else in time, which is the
+    document's order, or its reverse when the document runs ``backwards`` (:func:`newest_first`)."""
     ordered = sorted(items, key=keeping.document_order)
     numbers = [heading_number(str(item["text"])) for item in ordered]
     if ordered and all(item.get("how") == "outline" for item in ordered) and None not in numbers:

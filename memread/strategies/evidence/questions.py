@@ -135,8 +135,8 @@ _COUNTED_ENDS = {"in", "of", "on", "to", "for", "by", "with", "from", "at", "as"
                  "did", "does", "do", "has", "have", "had", "is", "are", "was", "were", "be", "been", "can", "could",
                  "will", "would", "should", "must", "may"}
 # what a list lists: "List every upload …", "Name all …", "Which tests failed …"
-_LIST_RUN = re.compile(r"^\s*(?:please\s+)?(?:(?:list|name|enumerate)\s+(?:(?:all|every|each)\s+(?:of\s+)?)?(?:the\s+)?|"
-                       r"which\s+)", re.IGNORECASE)
+_LIST_RUN = re.compile(r"^\s*(?:please\s+)?(?:(?:list|name|enumerate)\s+(?:(?:all|every|each)\s+(?:of\s+)?)?"
+                       r"(?:the\s+)?|which\s+)", re.IGNORECASE)
 # the words around the ordinal: "Which test is the first one …", "What is the earliest binutils version …"
 _ORDINAL_PARTS = re.compile(rf"^\s*(?:which|what)\s+(.*?)\b(?:is|are|was|were)\s+the\s+(?:{_ORDINAL_WORDS})\b(.*)$",
                             re.IGNORECASE)
