@@ -28,7 +28,7 @@ passage first in the prompt so they share its prefill.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from memread import prompts
@@ -38,7 +38,8 @@ from memread.events import WHOLE_DOCUMENT
 from memread.fulltext import query_terms
 from memread.settings import read_limit
 from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
-from memread.strategies.evidence import answer, collect, keeping, ordering, questions, ranking, reading
+from memread.strategies.evidence import answer, collect, hops, keeping, ordering, questions, ranking, reading
+from memread.strategies.evidence.options import EvidenceOptions
 from memread.strategies.evidence.ranking import Passages, names_in
 from memread.strategies.evidence.units import units
 
@@ -48,28 +49,6 @@ REPLY_TOKENS = 48  # a boxed answer: a name, a value, a path
 FINAL_TOKENS = 200  # at most, for the final answer: a copied value, or a count and the lines it cites
 COLLECT_REPLY_TOKENS = 24
 READ, SELECT, COLLECT = "read", "select", "collect"
-
-
-@dataclass(frozen=True)
-class EvidenceOptions:
-    passages: int = field(default=8, metadata={
-        "min": 1, "help": "passages a question reads, one a step, before the lines its answers came from are "
-                          "checked (a round)"})
-    rounds: int = field(default=2, metadata={
-        "min": 1, "help": "rounds a question reads at most before it answers (each re-ranks with what was found)"})
-    mode: str = field(default="auto", metadata={
-        "choices": ("auto", "lookup", "collect", "all"),
-        "help": "auto: how-many, list-every and first/last questions are collected from the whole document (--all), "
-                "the rest read their best passages; lookup or collect: always that; all: read every chunk in "
-                "order (slow; for what no word of the question finds)"})
-    exit_gate: bool = field(default=True, metadata={
-        "help": "off: read every chunk in document order (as mode=all), up to max_read"})
-    max_read: float = field(default=1.0, metadata={
-        "min": 0.0, "max": 1.0, "help": "the share of the chunks a question reads at most (at least one)"})
-    early: int = field(default=0, metadata={
-        "min": 0, "help": "a lookup's round ends at the first answer on a line sharing at least this many of the "
-                          "question's words (0: every round reads all its passages; faster, may confirm a "
-                          "wrong first answer)"})
 
 
 class EvidenceStrategy(Strategy):
@@ -142,10 +121,11 @@ class EvidenceStrategy(Strategy):
     def next_read(self, states: Mapping[int, State], questions: Sequence[str]) -> ReadChoice | None:
         wanted: dict[int, list[int]] = {}  # chunk -> the lanes that read it next
         other: list[int] = []  # lanes whose step reads no passage (select, collect): they join any step
+        asked = {lane: hops.asking(questions[lane], state) for lane, state in states.items()}
         for lane, state in states.items():
-            phase = self.phase(questions[lane], state)
+            phase = self.phase(asked[lane], state)
             if phase == READ:
-                chunk = self._next_passage(questions[lane], state)
+                chunk = self._next_passage(asked[lane], state)
                 if chunk is not None:
                     wanted.setdefault(chunk, []).append(lane)
             elif phase is not None:
@@ -156,8 +136,8 @@ class EvidenceStrategy(Strategy):
             chunk = min(wanted, key=lambda c: (-len(wanted[c]), c))
             lanes = tuple(sorted([*wanted[chunk], *other]))
         else:
-            chunk, lanes = self._anchor(questions[other[0]], states[other[0]]), tuple(sorted(other))
-        reason = self._reason(chunk, [questions[lane] for lane in lanes], [states[lane] for lane in lanes])
+            chunk, lanes = self._anchor(asked[other[0]], states[other[0]]), tuple(sorted(other))
+        reason = self._reason(chunk, [asked[lane] for lane in lanes], [states[lane] for lane in lanes])
         return ReadChoice(self.passages.get(chunk), lanes, reason)
 
     def _next_passage(self, question: str, state: State) -> int | None:
@@ -222,6 +202,7 @@ class EvidenceStrategy(Strategy):
         return {"memory": prompts.NO_MEMORY, "evidence": [], "read": [], "rounds": 0, "in_round": 0}
 
     def plan_step(self, lane: int, question: str, state: State, chunk: Chunk) -> StepPlan:
+        question = hops.asking(question, state)
         phase = self.phase(question, state)
         if phase == SELECT:
             return StepPlan(answer.final_prompt(question, keeping.for_model(state.get("evidence", []))), REPLY_TOKENS,
@@ -238,12 +219,23 @@ class EvidenceStrategy(Strategy):
 
     def read_reply(self, lane: int, question: str, state: State, chunk: Chunk,
                    completion: Completion) -> StepResult:
-        phase = self.phase(question, state)
+        asked = hops.asking(question, state)
+        phase = self.phase(asked, state)
         if phase == SELECT:
-            return self._select(question, state, completion)
+            return self._select(asked, state, completion)
         if phase == COLLECT:
-            return self._choose_groups(question, state, completion)
-        return self._read(question, state, chunk, completion)
+            return self._choose_groups(asked, state, completion)
+        result = self._read(asked, state, chunk, completion)
+        if not hops.first_hop(question, state):
+            return result
+        if not (result.exit or result.state.get("select") or result.state.get("in_round") == 0):  # round goes on
+            return replace(result, steps_left=(result.steps_left or 0) + self._steps_left(question, {}))
+        second = hops.next_hop(question, result.state, self.initial_state())  # the first hop's round is read
+        asked, bridge = str(second["asking"]), second["bridge"]
+        return replace(result, state=second, exit=False, exit_reason="exit-gate",
+                       summary=f"{result.summary}; first hop: {bridge!r}" if bridge else
+                       f"{result.summary}; the first hop found nothing: the question is read as asked",
+                       steps_left=self._steps_left(asked, second))
 
     def _read(self, question: str, state: State, chunk: Chunk, completion: Completion) -> StepResult:
         """One passage read: the answer found in it, the lines around it kept, and whether the round is over."""
@@ -377,6 +369,7 @@ class EvidenceStrategy(Strategy):
     # --- the answer -------------------------------------------------------------------------------------
 
     def plan_final(self, lane: int, question: str, state: State) -> StepPlan:
+        question = hops.asking(question, state)
         if state.get("counts") is not None:
             lines = keeping.for_model(state.get("evidence", [])) if state.get("kind") == questions.COUNT else ""
             return StepPlan(answer.collect_prompt(question, str(state.get("counted", "")), lines), self._final_tokens)
@@ -393,6 +386,7 @@ class EvidenceStrategy(Strategy):
         """What :meth:`settle` answers whatever the final reply says, so no final call is made: a lookup no check
         confirmed, that the document does not say (naming what it never mentions, if the question names it); a
         count that can be one number only (one group counted, no number a passage stated), that number."""
+        question = hops.asking(question, state)
         counts = state.get("counts")
         if counts is not None and state.get("kind") == questions.LIST:
             return answer.list_answer(state.get("items") or [], sum(counts))
@@ -405,6 +399,7 @@ class EvidenceStrategy(Strategy):
         return answer.never_mentioned(missing) if missing else answer.DOES_NOT_SAY
 
     def settle(self, lane: int, question: str, state: State, reply_answer: str, boxed: bool) -> tuple[str, bool]:
+        question = hops.asking(question, state)
         counts = state.get("counts")
         if counts is not None and state.get("kind") == questions.COUNT:
             return answer.settle_count(reply_answer, list(counts), answer.stated_numbers(state.get("candidates", []))), True

@@ -1,0 +1,104 @@
+"""Two hops in `evidence`: a question that names a thing and then asks about "that thing" is read as two lookups,
+the first's answer (the bridge, chosen in code) put into the second."""
+
+from __future__ import annotations
+
+import pytest
+
+from memread.backends.base import ChatRequest
+from memread.backends.fake import FakeBackend
+from memread.chunk import Chunker
+from memread.document import Chunk, Provenance, Segment
+from memread.events import Event, StepFinished
+from memread.loop import LaneResult, Loop
+from memread.settings import Settings
+from memread.strategies.evidence import hops
+from memread.tokens import CharTokenizer
+
+QUESTION = "The 2.4-2 upload reverts a change made in an earlier upload. On what date was that earlier upload made?"
+
+
+@pytest.mark.parametrize(("question", "first", "second"), [
+    (QUESTION, "The 2.4-2 upload reverts a change made in an earlier upload. Which earlier upload?",
+     "On what date was the earlier upload 2.4-1 made?"),
+    ("The example integrates equations with a built-in solver. According to that solver's documentation, what "
+     "is the step limit?", "The example integrates equations with a built-in solver. Which solver?",
+     "According to the solver 2.4-1's documentation, what is the step limit?"),
+    ("The section on X names a file and refers to another section. What command does that other section give?",
+     "The section on X names a file and refers to another section. Which other section?",
+     "What command does the other section 2.4-1 give?"),
+])
+def test_a_question_pointing_back_with_that_is_split_in_two_hops(question: str, first: str, second: str) -> None:
+    split = hops.split(question)
+    assert split is not None
+    assert (split.first, split.second("2.4-1")) == (first, second)
+
+
+@pytest.mark.parametrize("question", [
+    "What does the tool take?",  # one sentence
+    "The manual has a chapter on plots. Which function says that the figure is closed?",  # a conjunction
+    "The log lists tests. Which file holds that configuration?",  # the noun is never named before
+    "The file that holds the keyboard layout is named. Which command resets it?",  # "that" in the earlier one
+])
+def test_other_questions_are_asked_as_they_are(question: str) -> None:
+    assert hops.split(question) is None
+    assert hops.asking(question, {}) == question
+
+
+CHANGELOG = [
+    "tool (2.4-3) unstable; urgency=low\n\n  * Upload to unstable.\n  * Update the docs for the new options.\n\n"
+    " -- Ann Maintainer <ann@example.org>  Mon, 09 Jan 2012 10:00:00 +0100",
+    "tool (2.4-2) unstable; urgency=low\n\n  * Don't bump the soversion (revert the change in 2.4-1).\n\n"
+    " -- Ann Maintainer <ann@example.org>  Sat, 07 Jan 2012 09:07:25 +0100",
+    "tool (2.4-1) unstable; urgency=low\n\n  * Upload to unstable.\n  * Bump the soversion.\n\n"
+    " -- Ann Maintainer <ann@example.org>  Tue, 03 Jan 2012 06:06:20 +0100",
+    *(f"tool (1.{n}-1) unstable; urgency=low\n\n  * Rebuild with gcc {n}.\n\n"
+      f" -- Bob Builder <bob@example.org>  Sun, 0{n % 9 + 1} Oct 2011 12:00:00 +0100" for n in range(8)),
+]
+
+
+def changelog_chunks() -> list[Chunk]:
+    segments = [Segment(text + "\n\n", Provenance("changelog", page=n)) for n, text in enumerate(CHANGELOG, 1)]
+    return list(Chunker(CharTokenizer(), 200).chunks(segments))
+
+
+def model(request: ChatRequest) -> str:
+    """Answers "Which earlier upload?" with the upload the line it is shown reverts, a date question with the
+    date of the upload it names when shown that upload's sign-off, and otherwise the upload the passage heads."""
+    prompt = request.messages[-1].content
+    shown, question = prompt.split("Question:")[0], prompt.split("Question:")[-1]
+    if "Which earlier upload?" in question:
+        return ("2.4-1}" if "revert the change in 2.4-1" in shown else
+                next((v for v in ("2.4-3", "1.3-1") if v in shown), "not in the document") + "}")
+    if "2.4-1" in question:
+        return "Tue, 03 Jan 2012 06:06:20 +0100}" if "03 Jan 2012" in shown else "not in the document}"
+    return "Sat, 07 Jan 2012 09:07:25 +0100}" if "07 Jan 2012" in shown else "not in the document}"
+
+
+def read(question: str) -> tuple[LaneResult, list[StepFinished]]:
+    events: list[Event] = []
+    loop = Loop(FakeBackend(model, continues_replies=True), [question], Settings(strategy="evidence"),
+                sinks=[events.append])
+    result = loop.run(changelog_chunks())[0]
+    return result, [e for e in events if isinstance(e, StepFinished)]
+
+
+def test_the_bridge_is_the_first_hops_answer_on_the_line_most_about_it_and_the_second_hop_answers() -> None:
+    result, steps = read(QUESTION)
+    assert result.answer == "Tue, 03 Jan 2012 06:06:20 +0100"  # the earlier upload's date, not 2.4-2's own
+    crossed = next(i for i, s in enumerate(steps) if "first hop: '2.4-1'" in s.summary)
+    assert all("confirmed" not in s.decisions for s in steps[:crossed + 1])  # no select step in the first hop
+    assert steps[-1].decisions["confirmed"].startswith("Tue, 03 Jan 2012")
+    assert "first hop" not in steps[-1].summary
+
+
+def test_a_first_hop_that_finds_nothing_reads_the_question_as_asked() -> None:
+    question = ("The 9.9-9 upload reverts a change made in an earlier upload. On what date was that earlier "
+                "upload made?")
+    result, steps = read(question.replace("9.9-9", "tool"))  # no identifier: nothing rules the read out
+    assert hops.split(question) is not None
+    state = {"candidates": []}
+    assert hops.bridge(state) is None
+    second = hops.next_hop(question, state, {"evidence": []})
+    assert second["asking"] == question and second["bridge"] is None
+    assert result.answer  # read to an answer either way
