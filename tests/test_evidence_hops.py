@@ -102,3 +102,12 @@ def test_a_first_hop_that_finds_nothing_reads_the_question_as_asked() -> None:
     second = hops.next_hop(question, state, {"evidence": []})
     assert second["asking"] == question and second["bridge"] is None
     assert result.answer  # read to an answer either way
+
+
+def test_the_second_hop_reads_the_passages_holding_its_bridge_first() -> None:
+    assert hops.bridged([(4, 9.0), (2, 3.0), (7, 1.0)], [7, 2], read={2}) == 7  # the best unread holding it
+    assert hops.bridged([(4, 9.0)], [7, 2], read=set()) == 2  # unranked: the earliest
+    assert hops.bridged([(4, 9.0)], [2], read={2}) is None  # all read: the ranking decides again
+    _, steps = read(QUESTION)
+    crossed = next(i for i, s in enumerate(steps) if "first hop" in s.summary)
+    assert "2.4-1" in steps[crossed + 1].chunk.text

@@ -154,8 +154,10 @@ class EvidenceStrategy(Strategy):
         names = names_in([*found, *(e["text"] for e in state.get("evidence", []) if e.get("how") != "near")],
                          question)
         names = [*(w for a in found for w in query_terms(a) if w not in names), *names][:24]
-        ranked = self.passages.rank(question, names, skip=set(read), limit=1)
-        return ranked[0][0] if ranked and ranked[0][1] > 0 else None
+        bridge = state.get("bridge")  # the second hop reads where its bridge is first
+        ranked = self.passages.rank(question, names, skip=set(read), limit=len(self.passages) if bridge else 1)
+        held = hops.bridged(ranked, self.passages.holding_name(bridge, reading.snap), set(read)) if bridge else None
+        return held if held is not None else ranked[0][0] if ranked and ranked[0][1] > 0 else None
 
     def _steps_left(self, question: str, state: State) -> int:
         """The steps the lane reads at most from ``state`` on (the live view's ETA): what is left of its rounds of

@@ -79,6 +79,15 @@ def bridge(state: dict[str, Any]) -> str | None:
     return str(max(found, key=lambda c: (int(c.get("support", 0)), -int(c.get("step", 0))))["answer"])
 
 
+def bridged(ranked: list[tuple[int, float]], holding: list[int], read: set[int]) -> int | None:
+    """The second hop's next passage: of the unread ones holding its bridge, the best ranked (the earliest among
+    equals); None when every one is read. "2.22-3" weighs less in the ranking than "date", "upload" and "made",
+    which every entry of a changelog may hold (docqa-design.md, "Toward v29")."""
+    scores = dict(ranked)
+    unread = [chunk for chunk in holding if chunk not in read]
+    return min(unread, key=lambda chunk: (-scores.get(chunk, 0.0), chunk)) if unread else None
+
+
 def next_hop(question: str, state: dict[str, Any], initial: dict[str, Any]) -> dict[str, Any]:
     """The lane's state once the first hop's round is read: the second hop (or, with no bridge, the question as
     asked) from its start, the first hop remembered for the trace."""

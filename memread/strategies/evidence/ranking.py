@@ -42,6 +42,7 @@ class Passages:
         self.records: list[str] = []  # the first line of the record a chunk begins inside of (open_record)
         self._units: dict[int, tuple[Unit, ...]] = {}
         self._unheld: dict[tuple[str, ...], list[str]] = {}
+        self._holding: dict[str, list[int]] = {}
         # What a reader sees of each chunk, indexed apart (a private temporary database, as the store's).
         self._db = sqlite3.connect("", check_same_thread=False)
         self.index = FullTextIndex(self._db)
@@ -140,6 +141,13 @@ class Passages:
                     break
             self._unheld[tuple(names)] = left
         return self._unheld[tuple(names)]
+
+    def holding_name(self, name: str, find: Callable[[str, str], str | None]) -> list[int]:
+        """The chunks whose place, record line or text holds ``name`` as ``find`` looks for it (computed once)."""
+        if name not in self._holding:
+            self._holding[name] = [index for index in range(len(self)) if find(name, "\n".join(
+                (self.labels[index], self.records[index], self.get(index).text))) is not None]
+        return self._holding[name]
 
     def close(self) -> None:
         self.store.close()
