@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from memread.answer import final_answer
 from memread.recall import query_terms
 from memread.strategies.evidence import keeping
+from memread.strategies.evidence.dates import find_date
 from memread.strategies.evidence.keeping import stems
 from memread.strategies.evidence.units import Unit
 
@@ -186,8 +187,8 @@ def _words(text: str) -> list[str]:
 
 def snap(answer: str, text: str) -> str | None:
     """``answer`` as ``text`` writes it: the first stretch of ``text`` whose words are the answer's words (case,
-    punctuation and spacing as the text has them: "octave-java-dir" → "OCTAVE_JAVA_DIR"); None when the text
-    does not hold the answer's words in a row."""
+    punctuation and spacing as the text has them: "octave-java-dir" → "OCTAVE_JAVA_DIR"), or the same day in
+    another form (:mod:`.dates`); None when the text does not hold the answer's words in a row."""
     words = _words(answer)
     if not words:
         return None
@@ -199,4 +200,4 @@ def snap(answer: str, text: str) -> str | None:
     for token in re.finditer(r"[\w.\-/+=:@]+", text):
         if re.sub(r"[\W_]", "", token.group()).lower() == glued:
             return token.group().strip(".:")
-    return None
+    return find_date(answer, text)  # "2012-01-03" for "Tue, 03 Jan 2012"
