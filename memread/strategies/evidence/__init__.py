@@ -17,6 +17,7 @@ the model only reads and picks, and code does the rest (one concept per module):
   document (or its parts' headings, :mod:`.parts`), grouped (:mod:`.groups`) and counted; the model says which;
 * :mod:`.answer` — choosing among the answers found, settled against the document's own words, or "the
   document does not say".
+* :mod:`.hops` — a question about "that <thing>" its first sentence names: the thing first, then the rest.
 
 A question reads its best passages one step each (``passages`` of them, re-ranked after each with what was
 found), then a *select* step shows it only the lines its answers came from: the model answers from them, or says
@@ -39,6 +40,7 @@ from memread.fulltext import query_terms
 from memread.settings import read_limit
 from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
 from memread.strategies.evidence import answer, collect, hops, keeping, ordering, questions, ranking, reading
+from memread.strategies.evidence.dates import asks_date
 from memread.strategies.evidence.options import EvidenceOptions
 from memread.strategies.evidence.ranking import Passages, names_in
 from memread.strategies.evidence.units import units
@@ -297,7 +299,7 @@ class EvidenceStrategy(Strategy):
         lines = "\n".join(f"{e.get('head', '')} {e['text']}" for e in state.get("evidence", []))
         confirmed = None
         if said and not answer.says_absent(said):
-            confirmed = said.lower() if reading.yes_no(question, said) else reading.snap(said, lines)
+            confirmed = said.lower() if reading.yes_no(question, said) else reading.snap(said, lines, dates=asks_date(question))
         rounds = int(state.get("rounds", 0)) + 1
         new_state = {**state, "select": False, "confirmed": confirmed, "rounds": rounds, "in_round": 0}
         exit_reason = ""
@@ -417,7 +419,7 @@ class EvidenceStrategy(Strategy):
         if unconfirmed is not None:
             return unconfirmed, True
         evidence = "\n".join(f"{e.get('head', '')} {e['text']}" for e in state.get("evidence", []))
-        return answer.settle_lookup(reply_answer, evidence, state.get("confirmed")), True
+        return answer.settle_lookup(reply_answer, evidence, state.get("confirmed"), dates=asks_date(question)), True
 
     # --- what the rest of memread asks ------------------------------------------------------------------
 

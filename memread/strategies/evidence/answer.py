@@ -50,7 +50,7 @@ def collect_prompt(question: str, counted: str, lines: str = "") -> str:
             "Answer in \\boxed{}.")
 
 
-def settle_lookup(answer: str, evidence_text: str, found: str | None) -> str:
+def settle_lookup(answer: str, evidence_text: str, found: str | None, *, dates: bool = False) -> str:
     """The answer as the evidence writes it; :data:`DOES_NOT_SAY` when there is no evidence, the model says it
     does not answer, or its answer is not in the evidence (then a step's checked answer ``found``, if any)."""
     if not evidence_text.strip():
@@ -60,7 +60,7 @@ def settle_lookup(answer: str, evidence_text: str, found: str | None) -> str:
         return found or DOES_NOT_SAY
     if cleaned.lower() in ("yes", "no") and found in ("yes", "no"):
         return cleaned.lower()  # a yes/no question, checked on the lines about it
-    snapped = snap(cleaned, evidence_text)
+    snapped = snap(cleaned, evidence_text, dates=dates)
     if snapped is not None:
         return snapped
     if found is not None:

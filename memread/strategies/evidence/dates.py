@@ -3,7 +3,7 @@
 Only whole dates (day, month and year) in the forms that name the month or put the year first: `2012-01-03`,
 `3 January 2012`, `03 Jan 2012`, `January 3, 2012`, `Jan 3 2012`, with or without a weekday. A number alone
 (`20120124`, a snapshot's version) and day and month between slashes (`01/03/2012`: which is the month?) are
-not dates here.
+not dates here. Only a question asking for a date (:func:`asks_date`) takes one so.
 """
 
 from __future__ import annotations
@@ -22,6 +22,16 @@ _FORMS = (
     re.compile(rf"(?<![\w.]){_WEEKDAY}{_MONTH.format(name='mon')}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})(?!\w)",
                re.IGNORECASE),
 )
+
+
+# A question that asks for a date: only its answer is looked for as a day written in another form, so which reads
+# the rule changes is known from the questions alone (docqa-design.md, "Toward v30" and its amendment).
+_ASKS_DATE = re.compile(r"\bwhen\b|\b(?:what|which)\s+(?:date|day)\b|\bdate\b", re.IGNORECASE)
+
+
+def asks_date(question: str) -> bool:
+    """Whether ``question`` asks when, or for a date ("On what date was …", "When did …")."""
+    return _ASKS_DATE.search(question) is not None
 
 
 def _day(match: re.Match[str]) -> tuple[int, int, int] | None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from memread.answer import final_answer
 from memread.recall import query_terms
 from memread.strategies.evidence import keeping
-from memread.strategies.evidence.dates import find_date
+from memread.strategies.evidence.dates import asks_date, find_date
 from memread.strategies.evidence.keeping import stems
 from memread.strategies.evidence.units import Unit
 
@@ -77,7 +77,8 @@ def found(question: str, shown: Shown, said: str | None, evidence: list[dict[str
                 "support": max((support(question, shown, u) for _, u in lines), default=0)}, []
     if repeats_question(said, question):  # "sway" for "… the Sway window manager?" (own-absent-04)
         return None, [f"the answer {said[:60]!r} only repeats the question"]
-    places = [u for _, u in holding(said, [shown]) if not numbering_only(said, shown.units[u])]
+    dated = asks_date(question)
+    places = [u for _, u in holding(said, [shown], dates=dated) if not numbering_only(said, shown.units[u])]
     if not places:
         # The model's answer is not the passage's (it mixed two lines: "binutils-multiarch (2.30-3)"): the line
         # most about the question is kept for the select step to read, which decides.
@@ -90,7 +91,7 @@ def found(question: str, shown: Shown, said: str | None, evidence: list[dict[str
         return None, [f"the answer {said[:60]!r} is not in the passage"]
     best = max(places, key=lambda u: (aboutness(question, shown, u), -u))
     _keep(passages, shown, [best], evidence, step)
-    return {"answer": snap(said, shown.units[best].text), "step": step, "support": support(question, shown, best),
+    return {"answer": snap(said, shown.units[best].text, dates=dated), "step": step, "support": support(question, shown, best),
             "own_support": support(question, shown, best, label=False)}, []
 
 
@@ -105,10 +106,10 @@ def _keep(passages: Passages, shown: Shown, positions: Iterable[int], evidence: 
                                       how=how, record=passages.records[index]))
 
 
-def holding(answer: str, passages: Sequence[Shown]) -> list[tuple[int, int]]:
+def holding(answer: str, passages: Sequence[Shown], *, dates: bool = False) -> list[tuple[int, int]]:
     """The (passage, unit) places whose text holds ``answer`` (as :func:`snap` finds it), in passage order."""
     return [(p, u) for p, passage in enumerate(passages) for u, unit in enumerate(passage.units)
-            if snap(answer, unit.text) is not None]
+            if snap(answer, unit.text, dates=dates) is not None]
 
 
 def support(question: str, passage: Shown, position: int, *, label: bool = True) -> int:
@@ -185,10 +186,10 @@ def _words(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
 
-def snap(answer: str, text: str) -> str | None:
+def snap(answer: str, text: str, *, dates: bool = False) -> str | None:
     """``answer`` as ``text`` writes it: the first stretch of ``text`` whose words are the answer's words (case,
     punctuation and spacing as the text has them: "octave-java-dir" → "OCTAVE_JAVA_DIR"), or the same day in
-    another form (:mod:`.dates`); None when the text does not hold the answer's words in a row."""
+    another form when ``dates`` (:mod:`.dates`); None when the text does not hold the answer's words in a row."""
     words = _words(answer)
     if not words:
         return None
@@ -200,4 +201,4 @@ def snap(answer: str, text: str) -> str | None:
     for token in re.finditer(r"[\w.\-/+=:@]+", text):
         if re.sub(r"[\W_]", "", token.group()).lower() == glued:
             return token.group().strip(".:")
-    return find_date(answer, text)  # "2012-01-03" for "Tue, 03 Jan 2012"
+    return find_date(answer, text) if dates else None  # "2012-01-03" for "Tue, 03 Jan 2012"
