@@ -86,7 +86,8 @@ def read(question: str) -> tuple[LaneResult, list[StepFinished]]:
 def test_the_bridge_is_the_first_hops_answer_on_the_line_most_about_it_and_the_second_hop_answers() -> None:
     result, steps = read(QUESTION)
     assert result.answer == "Tue, 03 Jan 2012 06:06:20 +0100"  # the earlier upload's date, not 2.4-2's own
-    crossed = next(i for i, s in enumerate(steps) if "first hop: '2.4-1'" in s.summary)
+    crossed = next(i for i, s in enumerate(steps) if s.summary.startswith("first hop: '2.4-1'"))
+    assert steps[crossed].summary.endswith("now: On what date was the earlier upload 2.4-1 made?")  # shown live
     assert all("confirmed" not in s.decisions for s in steps[:crossed + 1])  # no select step in the first hop
     assert steps[-1].decisions["confirmed"].startswith("Tue, 03 Jan 2012")
     assert "first hop" not in steps[-1].summary

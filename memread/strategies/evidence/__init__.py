@@ -237,8 +237,8 @@ class EvidenceStrategy(Strategy):
         second = hops.next_hop(question, result.state, self.initial_state())  # the first hop's round is read
         asked, bridge = str(second["asking"]), second["bridge"]
         return replace(result, state=second, exit=False, exit_reason="exit-gate",
-                       summary=f"{result.summary}; first hop: {bridge!r}" if bridge else
-                       f"{result.summary}; the first hop found nothing: the question is read as asked",
+                       summary=f"first hop: {bridge!r}, now: {asked}" if bridge else
+                       f"the first hop found nothing: the question is read as asked ({result.summary})",
                        steps_left=self._steps_left(asked, second))
 
     def _read(self, question: str, state: State, chunk: Chunk, completion: Completion) -> StepResult:
