@@ -42,3 +42,9 @@ def test_the_text_as_written_comes_first_then_its_first_date_of_that_day() -> No
     ("Which tool takes --delayed?", False), ("What is the update-alternatives command?", False)])
 def test_only_a_question_asking_for_a_date_takes_one_in_another_form(question: str, asks: bool) -> None:
     assert asks_date(question) is asks
+
+
+def test_a_date_is_looked_for_as_a_date_before_as_the_digits_of_a_version() -> None:
+    text = "binutils (2.22.90.20120909-2) experimental\n -- Ann <ann@example.org>  Sun, 09 Sep 2012 15:41:54 +0200"
+    assert reading.snap("2012-09-09", text, dates=True) == "Sun, 09 Sep 2012"
+    assert reading.snap("2012-09-09", text) == "20120909"  # a question asking for no date: as the same words

@@ -112,3 +112,18 @@ def test_the_second_hop_reads_the_passages_holding_its_bridge_first() -> None:
     _, steps = read(QUESTION)
     crossed = next(i for i, s in enumerate(steps) if "first hop" in s.summary)
     assert "2.4-1" in steps[crossed + 1].chunk.text
+
+
+def test_a_bridge_on_a_records_header_is_as_much_about_the_question_as_the_records_best_line() -> None:
+    from memread.strategies.evidence import reading
+    from memread.strategies.evidence.units import units
+
+    text = ("tool (2.4-1) unstable; urgency=low\n\n  * Update the docs.\n  * Fix build failure with make 3.82.\n\n"
+            " -- Ann Maintainer <ann@example.org>  Tue, 03 Jan 2012 06:06:20 +0100\n")
+    shown = reading.Shown(0, "changelog", tuple(units(text)))
+    question = "One upload fixed a build failure with make 3.82. Which upload?"
+    assert reading.support(question, shown, 0) < 2  # the header alone shares nothing but its neighbours
+    assert reading.record_support(question, shown, 0) >= 3  # its item "Fix build failure with make 3.82"
+    assert hops.bridge({"candidates": [
+        {"answer": "tool (2.4-1", "step": 1, "support": 0, "record_support": 4},
+        {"answer": "tool (2.9-1", "step": 2, "support": 2, "record_support": 2}]}) == "tool (2.4-1)"  # closed

@@ -71,12 +71,20 @@ def first_hop(question: str, state: dict[str, Any]) -> bool:
 
 
 def bridge(state: dict[str, Any]) -> str | None:
-    """The first hop's answer: the one found on the line sharing most of its question's words, the earliest
-    read among equals (None when the round found none)."""
+    """The first hop's answer: the one found on the line sharing most of its question's words (a record's first
+    line: its record's line sharing most), the earliest read among equals (None when the round found none)."""
     found = [c for c in state.get("candidates", []) if c.get("answer")]
     if not found:
         return None
-    return str(max(found, key=lambda c: (int(c.get("support", 0)), -int(c.get("step", 0))))["answer"])
+    best = max(found, key=lambda c: (int(c.get("record_support", c.get("support", 0))), -int(c.get("step", 0))))
+    return _closed(str(best["answer"]))
+
+
+def _closed(name: str) -> str:
+    """``name`` with the brackets it opens closed (an answer is found as words: `binutils (2.22-2`)."""
+    for opening, closing in ("()", "[]"):
+        name += closing * max(name.count(opening) - name.count(closing), 0)
+    return name
 
 
 def bridged(ranked: list[tuple[int, float]], holding: list[int], read: set[int]) -> int | None:

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from memread.answer import final_answer
 from memread.recall import query_terms
 from memread.strategies.evidence import keeping
-from memread.strategies.evidence.dates import asks_date, find_date
+from memread.strategies.evidence.dates import asks_date, find_date, whole_date
 from memread.strategies.evidence.keeping import stems
-from memread.strategies.evidence.units import Unit
+from memread.strategies.evidence.units import LINE, Unit
 
 if TYPE_CHECKING:
     from memread.strategies.evidence.ranking import Passages
@@ -92,7 +92,8 @@ def found(question: str, shown: Shown, said: str | None, evidence: list[dict[str
     best = max(places, key=lambda u: (aboutness(question, shown, u), -u))
     _keep(passages, shown, [best], evidence, step)
     return {"answer": snap(said, shown.units[best].text, dates=dated), "step": step, "support": support(question, shown, best),
-            "own_support": support(question, shown, best, label=False)}, []
+            "own_support": support(question, shown, best, label=False),
+            "record_support": record_support(question, shown, best)}, []
 
 
 def _keep(passages: Passages, shown: Shown, positions: Iterable[int], evidence: list[dict[str, Any]], step: int,
@@ -119,6 +120,19 @@ def support(question: str, passage: Shown, position: int, *, label: bool = True)
     around = passage.units[max(0, position - 1):position + 2]
     held = stems(query_terms(" ".join(unit.text for unit in around) + (" " + passage.label if label else "")))
     return len(asked & held)
+
+
+def record_support(question: str, passage: Shown, position: int) -> int:
+    """The :func:`support` of a record's first line is its record's best: a changelog entry's header,
+    "binutils (2.22-2) unstable", is as much about "… fixed a build failure with make 3.82" as its item "Fix build
+    failure with make 3.82" two lines below (what a first hop's bridge is chosen by, :mod:`.hops`)."""
+    units = passage.units
+    if units[position].kind != LINE or units[position].indent:
+        return support(question, passage, position)
+    end = position + 1
+    while end < len(units) and units[end].kind == LINE and units[end].indent:
+        end += 1
+    return max(support(question, passage, u) for u in range(position, end))
 
 
 def own_support(question: str, passage: Shown, position: int) -> int:
@@ -188,11 +202,27 @@ def _words(text: str) -> list[str]:
 
 def snap(answer: str, text: str, *, dates: bool = False) -> str | None:
     """``answer`` as ``text`` writes it: the first stretch of ``text`` whose words are the answer's words (case,
-    punctuation and spacing as the text has them: "octave-java-dir" → "OCTAVE_JAVA_DIR"), or the same day in
-    another form when ``dates`` (:mod:`.dates`); None when the text does not hold the answer's words in a row."""
+    punctuation and spacing as the text has them: "octave-java-dir" → "OCTAVE_JAVA_DIR"), or, when ``dates``,
+    the same day in another form (:mod:`.dates`); None when the text does not hold the answer's words in a row."""
     words = _words(answer)
     if not words:
         return None
+    pattern = r"[\W_]*".join(re.escape(word) for word in words)
+    match = re.search(rf"(?<!\w){pattern}(?!\w)", text, re.IGNORECASE)
+    if dates and whole_date(answer) is not None and (match is None or whole_date(match.group()) is None):
+        dated = find_date(answer, text)  # a date, before the digits of a version ("20120907" for 2012-09-07)
+        if dated is not None:
+            return dated
+    if match is not None:
+        return match.group()
+    glued = "".join(re.sub(r"_", "", word) for word in words)  # "OCTAVE-JAVA-DIR" against "OCTAVE_JAVA_DIR"
+    for token in re.finditer(r"[\w.\-/+=:@]+", text):
+        if re.sub(r"[\W_]", "", token.group()).lower() == glued:
+            return token.group().strip(".:")
+    return None
+    dated = find_date(answer, text) if dates else None  # a date before the digits of a version ("20120907")
+    if dated is not None:
+        return dated
     pattern = r"[\W_]*".join(re.escape(word) for word in words)
     match = re.search(rf"(?<!\w){pattern}(?!\w)", text, re.IGNORECASE)
     if match is not None:
@@ -201,4 +231,4 @@ def snap(answer: str, text: str, *, dates: bool = False) -> str | None:
     for token in re.finditer(r"[\w.\-/+=:@]+", text):
         if re.sub(r"[\W_]", "", token.group()).lower() == glued:
             return token.group().strip(".:")
-    return find_date(answer, text) if dates else None  # "2012-01-03" for "Tue, 03 Jan 2012"
+    return None
