@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from memread.fulltext import query_terms
@@ -37,6 +38,7 @@ class Hops:
         return self.last.replace("{bridge}", named, 1)
 
 
+@lru_cache(maxsize=256)  # every step of a lane asks again
 def split(question: str) -> Hops | None:
     """The two hops of a question whose last sentence points back with "that <noun>" to a noun an earlier
     sentence names (None: a question asked as it is)."""
@@ -65,9 +67,8 @@ def asking(question: str, state: dict[str, Any]) -> str:
 
 
 def first_hop(question: str, state: dict[str, Any]) -> bool:
-    """Whether the lane is reading the first hop of a split question."""
-    hops = split(question)
-    return hops is not None and asking(question, state) == hops.first
+    """Whether the lane is reading the first hop of a split question (no hop has been chosen for it yet)."""
+    return "asking" not in state and split(question) is not None
 
 
 def bridge(state: dict[str, Any]) -> str | None:

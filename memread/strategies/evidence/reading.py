@@ -220,15 +220,3 @@ def snap(answer: str, text: str, *, dates: bool = False) -> str | None:
         if re.sub(r"[\W_]", "", token.group()).lower() == glued:
             return token.group().strip(".:")
     return None
-    dated = find_date(answer, text) if dates else None  # a date before the digits of a version ("20120907")
-    if dated is not None:
-        return dated
-    pattern = r"[\W_]*".join(re.escape(word) for word in words)
-    match = re.search(rf"(?<!\w){pattern}(?!\w)", text, re.IGNORECASE)
-    if match is not None:
-        return match.group()
-    glued = "".join(re.sub(r"_", "", word) for word in words)  # "OCTAVE-JAVA-DIR" against "OCTAVE_JAVA_DIR"
-    for token in re.finditer(r"[\w.\-/+=:@]+", text):
-        if re.sub(r"[\W_]", "", token.group()).lower() == glued:
-            return token.group().strip(".:")
-    return None
