@@ -121,35 +121,25 @@ EOF
             earlier=$v
         done
     }
-    if [ -e "$sweeps/acc/docqa-v12-own-$Q/scores.jsonl" ]; then  # done once: a new machine keeps the committed
-        (cd "$main" && $carry --earlier "$bench/docqa-v11-$Q" --own "$sweeps/acc/docqa-v12-own-$Q" \
-            --out "$bench/docqa-v12-$Q") && chain docqa v12 v13
-    fi
+    has_own() { [ -e "$sweeps/acc/docqa-$1-own-$Q/scores.jsonl" ]; }  # has_own V: V read some docqa questions itself
+    own() {  # own EARLIER LATER: LATER's docqa folder, EARLIER's records and LATER's own reads
+        (cd "$main" && $carry --earlier "$bench/docqa-$1-$Q" --own "$sweeps/acc/docqa-$2-own-$Q" --out "$bench/docqa-$2-$Q")
+    }
+    # done once: a new machine keeps the committed folders
+    has_own v12 && own v11 v12 && chain docqa v12 v13
     # v14 changes two held-out docqa questions' path (read by v14 at one thread, from a worktree of 60d06e5 with
     # bin/memread-v14) and no HotpotQA sample ("Toward v14")
-    if [ -e "$sweeps/acc/docqa-v14-own-$Q/scores.jsonl" ]; then
-        (cd "$main" && $carry --earlier "$bench/docqa-v13-$Q" --own "$sweeps/acc/docqa-v14-own-$Q" \
-            --out "$bench/docqa-v14-$Q")
-    fi
+    has_own v14 && own v13 v14
     # v15, v16 and v17 change no acceptance read (no acceptance sample is a list question; "Toward v15" to "v17")
     chain docqa v14 v15 v16 v17
     # v18 to v20 were not adopted; v21 changes four held-out docqa questions' collect step (read by v21 at one
     # thread, from a worktree of e185b5f with bin/memread-v21) and no HotpotQA sample ("Toward v20")
-    if [ -e "$sweeps/acc/docqa-v21-own-$Q/scores.jsonl" ]; then
-        (cd "$main" && $carry --earlier "$bench/docqa-v17-$Q" --own "$sweeps/acc/docqa-v21-own-$Q" \
-            --out "$bench/docqa-v21-$Q")
-    fi
+    has_own v21 && own v17 v21
     # v22 changes two held-out docqa questions' collect step (read by v22 the same way, a510b4c) ("Toward v22")
-    if [ -e "$sweeps/acc/docqa-v22-own-$Q/scores.jsonl" ]; then
-        (cd "$main" && $carry --earlier "$bench/docqa-v21-$Q" --own "$sweeps/acc/docqa-v22-own-$Q" \
-            --out "$bench/docqa-v22-$Q")
-    fi
+    has_own v22 && own v21 v22
     # v23 was not adopted; v24 changes one held-out docqa question's collect step (read by v24 the same way,
     # 64e080b) and no HotpotQA sample ("Toward v24")
-    if [ -e "$sweeps/acc/docqa-v24-own-$Q/scores.jsonl" ]; then
-        (cd "$main" && $carry --earlier "$bench/docqa-v22-$Q" --own "$sweeps/acc/docqa-v24-own-$Q" \
-            --out "$bench/docqa-v24-$Q")
-    fi
+    has_own v24 && own v22 v24
     # v25 changes no acceptance sample's collect step or count (its records are v24's, "Toward v25")
     # v26 changes no acceptance sample's answer (no held-out first, last or list question about parts)
     # v27 changes no acceptance sample either (no docqa or HotpotQA question asks how many times a word occurs)
@@ -164,9 +154,8 @@ EOF
     # v31's code repeats), the rest are v27's records. The 8 HotpotQA samples, read again by v31, were v27's reads
     # (the same prompt and reply tokens, calls and scores; on another CPU): v27's records stand for them
     # ("Toward v28" to "Toward v30")
-    if [ -e "$sweeps/acc/docqa-v31-own-$Q/scores.jsonl" ]; then
-        (cd "$main" && $carry --earlier "$bench/docqa-v27-$Q" --own "$sweeps/acc/docqa-v31-own-$Q" \
-            --out "$bench/docqa-v31-$Q")
+    if has_own v31; then
+        own v27 v31
         for f in hqa50-seed1127 hqa400-seed1127; do
             chain "$f" v27 v31
         done
@@ -174,9 +163,8 @@ EOF
     # v32 (716a93d): v31, a bridge found on a record's first line as much about the question as its record, and a
     # date question's date looked for as a date first; it reaches the same questions as v31, read again by v32
     # (docqa: the four held-out and four design ones; the 8 HotpotQA samples were v27's reads again) ("Toward v32")
-    if [ -e "$sweeps/acc/docqa-v32-own-$Q/scores.jsonl" ]; then
-        (cd "$main" && $carry --earlier "$bench/docqa-v31-$Q" --own "$sweeps/acc/docqa-v32-own-$Q" \
-            --out "$bench/docqa-v32-$Q")
+    if has_own v32; then
+        own v31 v32
         for f in hqa50-seed1127 hqa400-seed1127; do
             chain "$f" v31 v32
         done
