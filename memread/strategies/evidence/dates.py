@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
+MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                     "dec"), 1)}  # a month's first three letters, and its number
 _MONTH = r"(?P<{name}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _WEEKDAY = r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
@@ -36,8 +36,7 @@ def asks_date(question: str) -> bool:
 
 def _day(match: re.Match[str]) -> tuple[int, int, int] | None:
     parts = match.groupdict()
-    month = int(parts["m"]) if parts.get("m") else 1 + next(
-        i for i, name in enumerate(_MONTHS) if name.startswith(parts["mon"].lower().rstrip(".")[:3]))
+    month = int(parts["m"]) if parts.get("m") else MONTHS[parts["mon"].lower()[:3]]
     year, day = int(parts["y"]), int(parts["d"])
     return (year, month, day) if 1 <= month <= 12 and 1 <= day <= 31 else None
 

@@ -12,10 +12,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memread.strategies.evidence import keeping
+from memread.strategies.evidence.dates import MONTHS
 from memread.strategies.evidence.parts import heading_number
 
-_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
-                                      "dec"), 1)}
 _DATE = re.compile(r"\b(\d{1,2})\s+(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?,?\s+(\d{4})\b|"
                    r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
@@ -26,7 +25,7 @@ def date_of(text: str) -> tuple[int, int, int] | None:
     if match is None:
         return None
     if match.group(1):
-        return int(match.group(3)), _MONTHS[match.group(2).lower()], int(match.group(1))
+        return int(match.group(3)), MONTHS[match.group(2).lower()], int(match.group(1))
     return int(match.group(4)), int(match.group(5)), int(match.group(6))
 
 
