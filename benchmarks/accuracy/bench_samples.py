@@ -22,7 +22,11 @@ def main(argv: Sequence[str]) -> int:
     if len(args) < 3 or args[0] != "--indices" or "--" not in args:
         print(__doc__.split("\n\n")[2], file=sys.stderr)
         return 2
-    indices = [int(part) for part in args[1].split(",") if part.strip()]
+    try:
+        indices = [int(part) for part in args[1].split(",") if part.strip()]
+    except ValueError:
+        print(f"bench_samples: --indices takes sample numbers, e.g. 2,8,17 (got {args[1]!r})", file=sys.stderr)
+        return 2
     rest = args[args.index("--") + 1:]
     from memread.bench import run
 
