@@ -35,7 +35,7 @@ from benchmarks._helpers.result_files import table as result_table
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SETS = {"absent": DATA / "docqa-design-absent.jsonl", "aggregate": DATA / "docqa-design-aggregate.jsonl",
-        "list": DATA / "docqa-design-list.jsonl"}
+        "list": DATA / "docqa-design-list.jsonl", "lookup": DATA / "docqa-design-lookup.jsonl"}
 
 
 def own_questions(name: str = "absent") -> list[dict[str, Any]]:
