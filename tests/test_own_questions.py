@@ -115,3 +115,12 @@ def test_the_list_questions_golds_are_the_items_code_finds_and_every_one_must_be
     twice = {**many, "entries": 41}  # one version uploaded twice: 41 uploads, 40 versions
     assert own_questions.right(twice, f"41 lines, 40 different: {written_out}; … and 11 more")
     assert not own_questions.right(twice, f"42 lines: {written_out}; … and 12 more")
+
+
+def test_the_lookups_each_find_their_gold_with_their_check() -> None:
+    found = own_questions.own_questions("lookup")
+    assert len(found) == 16 and {q["kind"] for q in found} == {"single", "paraphrase", "two-hop"}
+    assert all(list(q["check"]) == ["first"] for q in found)
+    question = next(q for q in found if q["id"] == "own-lookup-05")
+    assert own_questions.checked(question, "The --force-confask option requires dpkg to display the questions")
+    assert not own_questions.checked(question, "The --force-confdef option requires dpkg to pick the default")

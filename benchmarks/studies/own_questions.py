@@ -11,7 +11,7 @@ absent question is right when the answer says the document does not say, a list 
 the answer, any other when a gold's words are.
 
     python -m benchmarks.studies.own_questions [--set absent|aggregate|list] [--questions ID,…] [--strategy evidence]
-        [--threads 1] [--model M] [--cache FILE.jsonl] [--out FILE.md]
+        [--threads 1] [--model M] [--cache FILE.jsonl] [--traces DIR] [--out FILE.md]
     python -m benchmarks.studies.own_questions --set aggregate --check    # the golds against the documents
 
 Rows go to ``--cache`` (a JSONL, default ``own-SET.jsonl`` in the current folder) as they finish, and a second
@@ -110,14 +110,16 @@ def document_text(doc: str) -> str:
     return "\n".join(segment.text for segment in open_document(str(document_path(doc))).segments())
 
 
-def ask(question: dict[str, Any], *, strategy: str, model: str | None, threads: int) -> dict[str, Any]:
+def ask(question: dict[str, Any], *, strategy: str, model: str | None, threads: int,
+        traces: Path | None = None) -> dict[str, Any]:
     from memread.bench.docqa import document_path
     from memread.run import ReadRequest, Run
     from memread.settings import Settings
 
     source = str(document_path(question["doc"]))
     request = ReadRequest(source=source, questions=[question["question"]], settings=Settings(strategy=strategy),
-                          model=model, backend_options={"n_threads": threads}, write_trace=False)
+                          model=model, backend_options={"n_threads": threads}, write_trace=traces is not None,
+                          trace=traces / f"{question['id']}.jsonl" if traces is not None else None)
     started = time.perf_counter()
     run = Run(request.validated())
     try:
@@ -162,6 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--questions", help="only these (comma-separated ids)")
     parser.add_argument("--check", action="store_true", help="only check the golds against the documents' text")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--traces", type=Path, help="write each read's trace here (ID.jsonl), to look at")
     args = parser.parse_args(argv)
     questions = own_questions(args.set)
     if args.questions:
@@ -180,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     for question in questions:
         if question["id"] not in done:
-            row = {**ask(question, strategy=args.strategy, model=args.model, threads=args.threads),
+            row = {**ask(question, strategy=args.strategy, model=args.model, threads=args.threads,
+                         traces=args.traces),
                    "code": code}
             with cache.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
