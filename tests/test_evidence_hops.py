@@ -127,3 +127,17 @@ def test_a_bridge_on_a_records_header_is_as_much_about_the_question_as_the_recor
     assert hops.bridge({"candidates": [
         {"answer": "tool (2.4-1", "step": 1, "support": 0, "record_support": 4},
         {"answer": "tool (2.9-1", "step": 2, "support": 2, "record_support": 2}]}) == "tool (2.4-1)"  # closed
+
+
+def test_the_second_hops_round_ends_at_its_first_answer_where_its_bridge_is() -> None:
+    result, steps = read(QUESTION)
+    crossed = next(i for i, s in enumerate(steps) if "first hop" in s.summary)
+    assert "2.4-1" in steps[crossed + 1].chunk.text and steps[crossed + 1].decisions["found"]["answer"]
+    assert "confirmed" in steps[crossed + 2].decisions  # the select step at once: no passage read after it
+    assert steps[crossed + 2] is steps[-1] and result.answer.startswith("Tue, 03 Jan 2012")
+
+
+def test_the_first_hops_round_is_read_whole_though_its_first_passage_answers() -> None:
+    _, steps = read(QUESTION)
+    crossed = next(i for i, s in enumerate(steps) if "first hop" in s.summary)
+    assert steps[0].decisions["found"]["answer"] == "2.4-1" and crossed >= 2  # answered at once, and read on

@@ -260,7 +260,7 @@ class EvidenceStrategy(Strategy):
         exit_reason = ""
         if mode == "all":
             exit_reason = "" if left else "read every chunk"
-        elif in_round >= self.options.passages or not left or self._sure(mode, found):
+        elif in_round >= self.options.passages or not left or self._sure(mode, found, state, chunk.index):
             if mode == questions.COUNT:  # it counted through the index: no hint to read the whole document
                 exit_reason = f"{WHOLE_DOCUMENT}, and read the best passages"
             elif any(c["step"] > self._round_start(state) for c in candidates):
@@ -271,7 +271,7 @@ class EvidenceStrategy(Strategy):
                 new_state.update(rounds=int(state.get("rounds", 0)) + 1, in_round=0)
         new_state["done"] = bool(exit_reason)
         new_state["memory"] = keeping.render(evidence)
-        new_state["sources"] = _sources([*state.get("items", []), *evidence])  # a count's lines first
+        new_state["sources"] = keeping.sources([*state.get("items", []), *evidence])  # a count's lines first
         if found and found["answer"]:
             summary = f"answer {found['answer']!r} on a line sharing {found['support']} of the question's words"
         else:
@@ -284,10 +284,14 @@ class EvidenceStrategy(Strategy):
                           decisions={"answer": said, "found": found, "read": len(read)},
                           summary=summary, parse_issues=tuple(issues), steps_left=self._steps_left(question, new_state))
 
-    def _sure(self, mode: str, found: dict[str, Any] | None) -> bool:
-        """Whether a lookup's round ends at this step's answer (``early``; docqa-design.md measured it)."""
-        return bool(self.options.early and mode == "lookup" and found and found.get("answer")
-                    and int(found.get("support", 0)) >= self.options.early)
+    def _sure(self, mode: str, found: dict[str, Any] | None, state: State, index: int) -> bool:
+        """Whether a lookup's round ends at this step's answer: ``early`` (docqa-design.md measured it), or a second
+        hop's answer in a passage holding its bridge (later ones, about other things, misled the select step)."""
+        if not (mode == "lookup" and found and found.get("answer")):
+            return False
+        bridge = state.get("bridge")
+        return bool(self.options.early and int(found.get("support", 0)) >= self.options.early) or bool(
+            bridge and index in self.passages.holding_name(str(bridge), reading.snap))
 
     def _round_start(self, state: State) -> int:
         return len(state.get("read", [])) - int(state.get("in_round", 0))
@@ -346,7 +350,7 @@ class EvidenceStrategy(Strategy):
         total = sum(g.count for g in picked)
         lines = f"{total} line{'s' if total != 1 else ''}"
         new_state = {**state, "done": not more, "counts": counts, "kind": kind, "items": items[:200],
-                     "counted": shown, "sources": _sources(items[:200]), "memory": memory,
+                     "counted": shown, "sources": keeping.sources(items[:200]), "memory": memory,
                      "parts": all(g.parts for g in picked)}  # headings: a first/last one is answered whole
         if not more:
             new_state["evidence"] = items[:200]
@@ -443,7 +447,3 @@ class EvidenceStrategy(Strategy):
     def _tokens(self, text: str) -> int:
         return self.tokenizer.count(text) if self.tokenizer is not None else len(text) // 4 + 1
 
-
-def _sources(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [{"where": e["where"], "spans": e["spans"], "excerpt": e["text"][:200], "chunk": e["chunk"]}
-            for e in sorted(entries, key=keeping.document_order)]

@@ -157,3 +157,9 @@ def stems(words: Iterable[str]) -> set[str]:
 
 def heading_units(found: Sequence[Unit]) -> list[int]:
     return [i for i, unit in enumerate(found) if unit.kind == HEADING]
+
+
+def sources(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Kept entries as a step's sources (the live view's and the trace's), in document order."""
+    return [{"where": e["where"], "spans": e["spans"], "excerpt": e["text"][:200], "chunk": e["chunk"]}
+            for e in sorted(entries, key=document_order)]
