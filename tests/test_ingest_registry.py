@@ -68,3 +68,9 @@ def test_an_html_report_is_read_as_its_visible_text(tmp_path: Path) -> None:
     text, segments = read_all(document)
     assert text == "Results\n\nRevenue grew 12%.\n\nCosts fell."
     assert document.format == "html" and segments[0].provenance.chapter == "Q3 report"
+
+
+def test_an_html_fragment_is_read_whole_not_only_its_first_element(tmp_path: Path) -> None:
+    snippet = tmp_path / "notes.html"
+    snippet.write_text("<h1>Welcome</h1><p>Read the guide.</p><ul><li>Step one</li></ul>")
+    assert read_all(open_document(str(snippet)))[0] == "Welcome\n\nRead the guide.\n\nStep one"

@@ -110,7 +110,9 @@ def _parse(content: bytes) -> Any:
         root = etree.fromstring(content, parser=parser)
     except etree.XMLSyntaxError:
         root = None
-    if root is None:  # not XML at all: HTML tag soup
+    # Not XML at all (HTML tag soup), or a fragment ("<h1>…</h1><p>…</p>"), of which XML recovery keeps the
+    # first element only: read as HTML, which keeps every element of it.
+    if root is None or _local(root) != "html":
         try:
             root = html.document_fromstring(content)
         except (etree.ParserError, ValueError):
