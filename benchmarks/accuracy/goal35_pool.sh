@@ -169,12 +169,22 @@ EOF
             chain "$f" v31 v32
         done
     fi
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    # v33 (10cc879): v32, and a second hop's round ends at its first answer in a passage holding its bridge; it
+    # reaches only split questions: docqa's two held-out ones, read again by v33 (the four design ones read for
+    # its terms), and no HotpotQA sample ("Toward v33")
+    if has_own v33; then
+        own v32 v33
+        for f in hqa50-seed1127 hqa400-seed1127; do
+            chain "$f" v32 v33
+        done
+    fi
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
     local candidate=v27
     [ -e "$bench/docqa-v31-$Q/scores.jsonl" ] && [ -e "$bench/hqa400-seed1127-v31-$Q/scores.jsonl" ] && candidate=v31
     [ -e "$bench/docqa-v32-$Q/scores.jsonl" ] && [ -e "$bench/hqa400-seed1127-v32-$Q/scores.jsonl" ] && candidate=v32
+    [ -e "$bench/docqa-v33-$Q/scores.jsonl" ] && [ -e "$bench/hqa400-seed1127-v33-$Q/scores.jsonl" ] && candidate=v33
     (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate $candidate --out benchmarks/results/goal-35-check.md)
 }
 
