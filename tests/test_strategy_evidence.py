@@ -485,3 +485,18 @@ def test_the_strategy_is_a_package_of_small_modules() -> None:
     assert max(sizes.values()) <= 450, sizes
     assert re.search(r"def read_reply", (folder / "__init__.py").read_text(encoding="utf-8"))
     assert EvidenceStrategy.name == "evidence"
+
+
+def test_a_settled_answer_is_the_whole_name_the_evidence_writes() -> None:
+    from memread.answer import normalize_answer
+    from memread.strategies.evidence.answer import settle_lookup, whole_name
+
+    lines = ("The --force-confask option requires dpkg to ask again. Kept with the .dpkg-dist suffix. "
+             "Available in /org/qa.debian.org/mia on the host. binutils (2.17-1) unstable; a well-known tool.")
+    assert settle_lookup("force-confask", lines, None) == "--force-confask"
+    assert settle_lookup("dpkg-dist", lines, None) == ".dpkg-dist"
+    assert settle_lookup("not in the document", lines, "org/qa.debian.org/mia") == "/org/qa.debian.org/mia"
+    assert settle_lookup("binutils (2.17-1", lines, None) == "binutils (2.17-1)"
+    assert whole_name("known tool", lines) == "known tool"  # glued to a word: as found
+    for found in ("force-confask", "dpkg-dist", "binutils (2.17-1", "known tool"):  # no score can change
+        assert normalize_answer(whole_name(found, lines)) == normalize_answer(found)

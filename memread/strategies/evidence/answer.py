@@ -50,6 +50,29 @@ def collect_prompt(question: str, counted: str, lines: str = "") -> str:
             "Answer in \\boxed{}.")
 
 
+_ATTACHED = "-./~$@%+#"  # what a name's own first characters may be: "--force-confask", ".dpkg-dist", "/org/…"
+_OPENS = "([{\"'\u201c\u2018`<"
+
+
+def whole_name(found: str, text: str) -> str:
+    """``found`` (as :func:`snap` finds it, from its first word) with what ``text`` attaches to it there: the
+    leading dashes, dot or slash of an option, a suffix or a path (``--force-confask``, ``.dpkg-dist``,
+    ``/org/qa.debian.org/mia``), and the brackets it opens closed (``binutils (2.17-1)``)."""
+    match = re.search(rf"(?<!\w){re.escape(found)}(?!\w)", text)
+    if match is None:
+        return found
+    start, end = match.span()
+    while start > 0 and text[start - 1] in _ATTACHED:
+        start -= 1
+    if start > 0 and not (text[start - 1].isspace() or text[start - 1] in _OPENS):
+        start = match.start()  # glued to a word before it ("well-known"): the words found are the name
+    for opening, closing in ("()", "[]"):
+        while (end < len(text) and text[end] == closing
+               and text[start:end].count(opening) > text[start:end].count(closing)):
+            end += 1
+    return text[start:end]
+
+
 def settle_lookup(answer: str, evidence_text: str, found: str | None, *, dates: bool = False) -> str:
     """The answer as the evidence writes it; :data:`DOES_NOT_SAY` when there is no evidence, the model says it
     does not answer, or its answer is not in the evidence (then a step's checked answer ``found``, if any)."""
@@ -57,14 +80,14 @@ def settle_lookup(answer: str, evidence_text: str, found: str | None, *, dates: 
         return DOES_NOT_SAY
     cleaned = answer.strip().strip(".")
     if not cleaned or cleaned.lower() in NONE_ANSWERS or _ABSENT.search(cleaned):
-        return found or DOES_NOT_SAY
+        return whole_name(found, evidence_text) if found else DOES_NOT_SAY
     if cleaned.lower() in ("yes", "no") and found in ("yes", "no"):
         return cleaned.lower()  # a yes/no question, checked on the lines about it
     snapped = snap(cleaned, evidence_text, dates=dates)
     if snapped is not None:
-        return snapped
+        return whole_name(snapped, evidence_text)
     if found is not None:
-        return found
+        return whole_name(found, evidence_text)
     # Some words of the answer are the evidence's: keep the answer (a sum, a yes/no, a date reworded).
     words = re.findall(r"\w+", cleaned.lower())
     present = sum(1 for word in words if word in evidence_text.lower())
