@@ -202,3 +202,14 @@ def test_the_report_writes_the_file(tmp_path: Path) -> None:
     text = out.read_text(encoding="utf-8")
     assert "| hqa50-seed1127 | overwrite (MemAgent) | 3 | ≥ 48 | 45 to go |" in text
     assert "## The default strategy: not decided yet" in text
+
+
+def test_a_baseline_read_again_in_the_candidates_folder_replaces_the_base_record(tmp_path: Path) -> None:
+    docqa(tmp_path, "bm25", set())  # the base folder's BM25-RAG: none right
+    later = tmp_path / "v9"
+    docqa(later, "evidence", ids(QUESTIONS))
+    docqa(later, "bm25", ids(QUESTIONS[:9]), questions=QUESTIONS[:9])  # read again on the candidate's text
+    (later / f"docqa-{MODEL}").rename(tmp_path / f"docqa-v9-{MODEL}")
+    chosen = goal35.Results(tmp_path, MODEL, None, "v9")
+    assert chosen.n("docqa", "bm25") == 45 and chosen.n("docqa", "evidence") == 45
+    assert "36 samples to 0" in goal35.ahead_of_bm25(chosen).figures  # 9 now right for BM25-RAG too

@@ -60,7 +60,8 @@ REQUIRED: tuple[tuple[str, str, int, tuple[str, ...], int], ...] = (
 class Results:
     """The acceptance's records, by folder prefix. ``candidate``: the name of a later frozen version of
     ``evidence`` (``v8``) whose records live in folders of their own (``docqa-v8-MODEL``, ...): its ``evidence``
-    records, and only those, stand for the candidate's, beside the same baselines."""
+    records, and only those, stand for the candidate's, beside the same baselines (or a baseline's records of
+    the same samples in the candidate's folder, read again on the text the candidate reads)."""
 
     def __init__(self, bench: Path, model: str, ask: Path | None = None, candidate: str | None = None) -> None:
         def read(name: str) -> list[dict[str, Any]]:
@@ -73,8 +74,13 @@ class Results:
         for prefix in (DOCQA, HQA50, HQA400):
             found = read(prefix)
             if candidate:  # only the candidate's own records stand for it: no earlier version's fills a gap
-                later = [r for r in read(f"{prefix}-{candidate}") if r["method"] == NEW]
-                found = [r for r in found if r["method"] != NEW] + later
+                theirs = read(f"{prefix}-{candidate}")
+                later = [r for r in theirs if r["method"] == NEW]
+                # A baseline read again on the text the candidate reads (a loader it changed gives every method
+                # other passages) replaces the base folder's record of the same sample.
+                again = [r for r in theirs if r["method"] != NEW]
+                keys = {r["key"] for r in again}
+                found = [r for r in found if r["method"] != NEW and r["key"] not in keys] + again + later
                 self.sources[prefix] = f"{prefix}-{candidate}-{model}" + ("" if later else " (none yet)")
             else:
                 self.sources[prefix] = f"{prefix}-{model}"
