@@ -96,15 +96,3 @@ def test_an_empty_folder_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "void").mkdir()
     with pytest.raises(InputError, match="no readable files"):
         open_document(str(tmp_path / "void"))
-
-
-def test_images_that_are_text_are_left_out_of_a_folder_but_read_when_named(tmp_path: Path) -> None:
-    svg = '<svg xmlns="http://www.w3.org/2000/svg"><path d="M 255.25,-411.29 L 261.86,-400.85 z"/></svg>\n'
-    root = build_tree(tmp_path / "site", {"index.html": "<html><body><h1>Welcome</h1><p>Read the guide.</p></body></html>",
-                                           "images/logo.svg": svg, "images/icon.XPM": '/* XPM */\n"16 16 2 1",\n'})
-    document = open_document(str(root))
-    text, _ = read_all(document)
-    assert "Read the guide." in text and "path" not in text and "XPM" not in text
-    assert document.stats.skipped == {"images": 2}
-    alone, _ = read_all(open_document(str(root / "images" / "logo.svg")))
-    assert "M 255.25" in alone  # named on its own, it is what the user asked to read

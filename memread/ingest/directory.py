@@ -1,8 +1,7 @@
 """A folder as one document: every readable file, recursively, in a deterministic order.
 
 Skipped (and counted in ``stats.skipped``): hidden files and folders, paths a ``.gitignore`` excludes,
-``__pycache__``/``node_modules``, images (text ones too: SVG, XPM), binaries and unknown formats, empty files,
-files that cannot be read.
+``__pycache__``/``node_modules``, binaries and unknown formats, empty files, files that cannot be read.
 Symlinked folders are not followed (no loops); named pipes, devices and sockets are skipped without being
 opened (opening a pipe nobody writes to would wait forever), as are dangling or looping symlinks. Each file's text is preceded by a header line
 ``=== relative/path ===`` and its segments carry that relative path as their provenance source. The outline is
@@ -25,10 +24,6 @@ from memread.ingest.sniff import looks_binary
 from memread.ingest.source import EmptyInputError, display, file_source, printable
 
 _NEVER_READ = frozenset(("__pycache__", "node_modules"))  # machine-made trees nobody asks questions about
-# Images that are text files: an SVG's path data or an XPM's pixel rows are markup, not prose. In docqa's HTML
-# handbook they were 16 % of the folder's text, ranked beside the pages and counted in a whole read. A single such
-# file named on the command line is still read: only a folder's walk leaves them out.
-_IMAGES = frozenset((".svg", ".xpm", ".xbm", ".pbm", ".pgm", ".ppm", ".eps"))
 
 
 @dataclass(frozen=True)
@@ -105,8 +100,6 @@ def _walk(root: Path, skipped: Counter[str]) -> Iterator[_File]:
         for filename in sorted(filenames):
             relative = f"{here}/{filename}" if here else filename
             reason = _skip_reason(filename, relative, False, ignored)
-            if reason is None and Path(filename).suffix.lower() in _IMAGES:
-                reason = "images"
             if reason:
                 skipped[reason] += 1
                 continue
