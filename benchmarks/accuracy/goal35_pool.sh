@@ -125,6 +125,15 @@ EOF
     own() {  # own EARLIER LATER: LATER's docqa folder, EARLIER's records and LATER's own reads
         (cd "$main" && $carry --earlier "$bench/docqa-$1-$Q" --own "$sweeps/acc/docqa-$2-own-$Q" --out "$bench/docqa-$2-$Q")
     }
+    later() {  # later EARLIER LATER: a version that read its own docqa questions (none of HotpotQA's, whose
+        # folders carry EARLIER's records), once it has read them
+        has_own "$2" || return 0
+        own "$1" "$2"
+        local f
+        for f in hqa50-seed1127 hqa400-seed1127; do
+            chain "$f" "$1" "$2"
+        done
+    }
     # done once: a new machine keeps the committed folders
     has_own v12 && own v11 v12 && chain docqa v12 v13
     # v14 changes two held-out docqa questions' path (read by v14 at one thread, from a worktree of 60d06e5 with
@@ -154,37 +163,22 @@ EOF
     # v31's code repeats), the rest are v27's records. The 8 HotpotQA samples, read again by v31, were v27's reads
     # (the same prompt and reply tokens, calls and scores; on another CPU): v27's records stand for them
     # ("Toward v28" to "Toward v30")
-    if has_own v31; then
-        own v27 v31
-        for f in hqa50-seed1127 hqa400-seed1127; do
-            chain "$f" v27 v31
-        done
-    fi
+    later v27 v31
     # v32 (716a93d): v31, a bridge found on a record's first line as much about the question as its record, and a
     # date question's date looked for as a date first; it reaches the same questions as v31, read again by v32
     # (docqa: the four held-out and four design ones; the 8 HotpotQA samples were v27's reads again) ("Toward v32")
-    if has_own v32; then
-        own v31 v32
-        for f in hqa50-seed1127 hqa400-seed1127; do
-            chain "$f" v31 v32
-        done
-    fi
+    later v31 v32
     # v33 (10cc879): v32, and a second hop's round ends at its first answer in a passage holding its bridge; it
     # reaches only split questions: docqa's two held-out ones, read again by v33 (the four design ones read for
     # its terms), and no HotpotQA sample ("Toward v33")
-    if has_own v33; then
-        own v32 v33
-        for f in hqa50-seed1127 hqa400-seed1127; do
-            chain "$f" v32 v33
-        done
-    fi
+    later v32 v33
     for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
-    local candidate=v27
-    [ -e "$bench/docqa-v31-$Q/scores.jsonl" ] && [ -e "$bench/hqa400-seed1127-v31-$Q/scores.jsonl" ] && candidate=v31
-    [ -e "$bench/docqa-v32-$Q/scores.jsonl" ] && [ -e "$bench/hqa400-seed1127-v32-$Q/scores.jsonl" ] && candidate=v32
-    [ -e "$bench/docqa-v33-$Q/scores.jsonl" ] && [ -e "$bench/hqa400-seed1127-v33-$Q/scores.jsonl" ] && candidate=v33
+    local candidate=v27 v
+    for v in v31 v32 v33; do  # the latest version whose folders are made
+        [ -e "$bench/docqa-$v-$Q/scores.jsonl" ] && [ -e "$bench/hqa400-seed1127-$v-$Q/scores.jsonl" ] && candidate=$v
+    done
     (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate $candidate --out benchmarks/results/goal-35-check.md)
 }
 
