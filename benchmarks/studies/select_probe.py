@@ -54,6 +54,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b-q4_0")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args(argv)
+    for case in args.cases:  # a one-line error (exit 2) before the model loads, not a traceback later
+        path = case.split("=", 1)[0]
+        if "=" not in case or not Path(path).is_file():
+            parser.error(f"{case!r}: give a trace file that exists and its gold, TRACE.jsonl=GOLD")
     backend = LlamaCppBackend(resolve(args.model, pull=False), n_ctx=8192, n_threads=args.threads)
     print("| read | question | variant | lines | answer | right |\n|---|---|---|---|---|---|")
     for case in args.cases:
