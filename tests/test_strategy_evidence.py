@@ -223,6 +223,32 @@ def test_a_banner_a_log_centres_with_tabs_is_kept_alone_not_under_the_line_above
     assert keeping.entry(chunk, every, item, "", step=1, how="answer")["text"].startswith("binutils (2.30-4)")
 
 
+def test_a_label_in_a_lookup_comes_with_the_lines_it_labels_and_heads_them() -> None:
+    text = ("binutils (2.21-3) experimental; urgency=low\n\n  [ Matthias Klose ]\n"
+            "  * Don't include `-system' in the bfd version identifier.\n  * Build gold on all targets.\n"
+            "  * Update symbols files.\n  * Drop a patch.\n\n  [ Sedat Dilek ]\n  * 160_pr12327.patch: Fix PR ld/12327.\n\n"
+            " -- Matthias Klose <doko@debian.org>  Mon, 10 Jan 2011 12:00:00 +0100\n\n"
+            "[Service]\nExecStart=/usr/sbin/sshd -D\nRestart=always\n\n[1]\nA footnote.\n")
+    chunk = next(Chunker(CharTokenizer(), 900).chunks([Segment(text, Provenance("changelog", line_start=1))]))
+    every = units(chunk.text)
+    at = {u.text: i for i, u in enumerate(every)}
+
+    def kept(text: str, labels: bool = True) -> dict:
+        return keeping.entry(chunk, every, at[text], "", step=1, how="answer", labels=labels)
+
+    sedat = kept("[ Sedat Dilek ]")
+    assert sedat["text"].endswith("[ Sedat Dilek ] * 160_pr12327.patch: Fix PR ld/12327.")  # not the sign-off
+    assert "Matthias Klose <doko" not in sedat["text"]
+    assert kept("[ Sedat Dilek ]", labels=False)["text"].endswith("[ Sedat Dilek ]")  # the collect path's, as was
+    assert kept("[ Matthias Klose ]")["text"].endswith("* Update symbols files.")  # three lines it labels at most
+    drop = kept("* Drop a patch.")
+    assert drop["text"] == "* Drop a patch." and drop["head"] == "binutils (2.21-3) experimental; urgency=low [ Matthias Klose ]"
+    assert kept("* Drop a patch.", labels=False)["head"] == "binutils (2.21-3) experimental; urgency=low"
+    assert kept("[Service]")["text"] == "[Service] ExecStart=/usr/sbin/sshd -D Restart=always"
+    assert kept("Restart=always")["head"] == "[Service]"
+    assert kept("[1]")["text"] == "[1]"  # a footnote mark is no label
+
+
 def test_headings_are_grouped_by_numbering_and_scoped_under_a_named_section() -> None:
     text = ("1.1. Package tools\n\n1.2. Package lint tools\n\n1.2.1. lintian\n\n1.2.2. debdiff\n\n"
             "1.2.3. duck\n\n1.3. Helpers\n\n1.3.1. debhelper\n")

@@ -3,7 +3,8 @@
 An entry is a unit the answer was found in (or code collected), with the units that complete it: the sentence
 before it in its paragraph when it opens with a word that points back ("It", "This") or mid-sentence, and the
 next two of its paragraph; with its place (pages, lines) and its context (the heading or the
-parent line above it: a changelog item under its entry's header, a log line under its section banner). The
+parent line above it: a changelog item under its entry's header, a log line under its section banner). In a
+lookup, a label ("[ Sedat Dilek ]", "[Service]") comes with the lines it labels, and a line under one shows it. The
 memory is the entries in document order; when it outgrows its budget, the entries sharing the fewest words
 with the question (and with the other entries) are dropped first, the latest among equals.
 """
@@ -21,15 +22,20 @@ from memread.strategies.evidence.units import HEADING, LINE, Unit, one_line
 
 Entry = dict[str, Any]
 AFTER = 2  # sentences of its paragraph kept after a kept sentence
+# A line that is only a label for the lines after it: a changelog's contributor ("[ Sedat Dilek ]"), a configuration
+# section ("[Service]"); not a footnote mark ("[1]"), an elision ("[...]"), a list ("[A, B]") or code ("[ a 'foo' ]").
+_LABEL = re.compile(r"\[\s*[A-Za-z][\w .@+-]*?\s*\]")
+_BLANK_LINE = re.compile(r"\n[ \t]*\r?\n")  # a label's lines end at one
 _POINTS_BACK = re.compile(r"(?:It|Its|This|These|That|Those|They|Their|He|She|His|Her|Such|The latter|"
                           r"The former|Here|There)\b")
 
 
 def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, step: int, how: str,
-          record: str = "") -> Entry:
+          record: str = "", labels: bool = False) -> Entry:
     """The entry for unit ``position`` of ``found`` (the chunk's units): the unit, with what completes it.
     ``record``: the first line of the record the chunk begins inside of, the head of the units before the
-    chunk's first line that is not indented."""
+    chunk's first line that is not indented. ``labels``: a label comes with the lines it labels, and a line
+    under a label shows it in its context (a lookup's entries; the collect path's are not changed)."""
     unit = found[position]
     first = last = position
     same = [i for i, other in enumerate(found) if other.block == unit.block and other.readable]
@@ -56,9 +62,18 @@ def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, s
     while (last + 1 < len(found) and found[last + 1].readable and found[last + 1].indent > unit.indent
            and last - position < AFTER + 1 and not found[last + 1].heading):
         last += 1
+    if labels and is_label(unit):
+        # "[ Sedat Dilek ]" labels the items after it at its own indent ("* 160_pr12327.patch: Fix PR ld/12327."),
+        # which the indent rule above does not reach: kept alone, the label answered nothing (own-lookup-13).
+        while (last + 1 < len(found) and last - position < AFTER + 1 and _labelled(found[last + 1], unit)
+               and not _BLANK_LINE.search(chunk.text, found[last].end, found[last + 1].start)):
+            last += 1
     start, end = found[first].start, found[last].end
     spans = chunk.locate(start, end)
     head = _head(found, first) or (record if _opening(found, first) else "") or context
+    label = _label_above(found, first) if labels else ""
+    if label:
+        head = f"{head} {label}" if head else label
     return {"chunk": chunk.index, "start": start, "end": end, "text": one_line(chunk.text[start:end]),
             "head": head, "where": "; ".join(span.describe() for span in spans),
             "spans": [span.to_dict() for span in spans], "step": step, "how": how}
@@ -75,6 +90,30 @@ def _head(found: Sequence[Unit], position: int) -> str:
             return other.text
         if unit.indent > 0 and other.indent < unit.indent and other.kind == LINE:
             return other.text
+    return ""
+
+
+def is_label(unit: Unit) -> bool:
+    return unit.kind == LINE and _LABEL.fullmatch(unit.text) is not None
+
+
+def _labelled(other: Unit, label: Unit) -> bool:
+    """Whether ``other``, a unit after ``label``, is one of the lines it labels."""
+    return other.readable and other.kind == LINE and other.indent >= label.indent and not is_label(other)
+
+
+def _label_above(found: Sequence[Unit], position: int) -> str:
+    """The label the unit at ``position`` is under: above it at its indent, with only lines it labels between."""
+    unit = found[position]
+    if unit.kind != LINE or is_label(unit):
+        return ""
+    for other in reversed(found[:position]):
+        if not other.readable:
+            continue
+        if is_label(other) and other.indent <= unit.indent:
+            return other.text if other.indent == unit.indent else ""
+        if not _labelled(other, unit):
+            return ""
     return ""
 
 
