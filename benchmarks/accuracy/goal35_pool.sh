@@ -172,11 +172,15 @@ EOF
     # reaches only split questions: docqa's two held-out ones, read again by v33 (the four design ones read for
     # its terms), and no HotpotQA sample ("Toward v33")
     later v32 v33
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    # v35 (b6b9563; v34 not adopted): v33, and a bracketed label kept with the lines it labels in a lookup; it
+    # reaches the lookups of the three documents holding labels: docqa's 13 held-out ones, read again by v35, and
+    # its 10 design ones read for its terms; no HotpotQA sample of seed 1127 holds a label line ("Toward v35")
+    later v33 v35
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
     local candidate=v27 v
-    for v in v31 v32 v33; do  # the latest version whose folders are made
+    for v in v31 v32 v33 v35; do  # the latest version whose folders are made
         [ -e "$bench/docqa-$v-$Q/scores.jsonl" ] && [ -e "$bench/hqa400-seed1127-$v-$Q/scores.jsonl" ] && candidate=$v
     done
     (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate $candidate --out benchmarks/results/goal-35-check.md)
