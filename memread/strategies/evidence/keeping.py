@@ -111,6 +111,7 @@ def _label_above(found: Sequence[Unit], position: int) -> str:
         if not other.readable:
             continue
         if is_label(other) and other.indent <= unit.indent:
+            # a label indented less is the unit's parent line: its head already (``_head``)
             return other.text if other.indent == unit.indent else ""
         if not _labelled(other, unit):
             return ""
