@@ -353,6 +353,27 @@ def test_early_ends_a_round_at_an_answer_on_a_line_sharing_enough_of_the_questio
     assert never[0].steps == whole[0].steps
 
 
+def test_a_round_ends_at_an_answer_on_a_line_saying_nearly_all_the_question_says() -> None:
+    from memread.strategies.evidence.reading import holds_question
+
+    pages = ["Unless overridden, the history size has a default value of 1000.",
+             *(f"The {name} size has a default value of {n}." for n, name in
+               enumerate(("cache", "buffer", "page", "stack", "queue", "window"))),
+             *(f"Filler page {n} about matrices and vectors and sums." for n in range(40))]
+    segments = [Segment(text + "\n\n", Provenance("manual.pdf", page=n)) for n, text in enumerate(pages, 1)]
+    chunks = list(Chunker(CharTokenizer(), 120).chunks(segments))
+    question = "What is the default value of the history size unless overridden?"  # 6 words, all on the line
+    results, events, _ = run([question], {"history size": "1000"}, chunks)
+    assert results[0].answer == "1000" and results[0].steps == 2  # read, then the select step at once
+    assert [e.decisions.get("confirmed") for e in events if isinstance(e, StepFinished)] == [None, "1000"]
+    # A question the line says less of (as a first hop's line, in a question about two places) reads its round
+    longer = "Which manual gives the default value of the history size unless overridden, in its chapter on shells?"
+    assert not holds_question(longer, {"support": 6}) and holds_question(question, {"support": 5})
+    assert not holds_question("What is the history size?", {"support": 2})  # all of 2 words: too few to tell
+    on, _, _ = run([longer], {"history size": "1000"}, chunks)
+    assert on[0].answer == "1000" and on[0].steps > 2
+
+
 def test_an_answer_with_other_punctuation_is_settled_to_the_documents_spelling() -> None:
     results, _, _ = run(["Which environment variable names the directory of java.opts?"],
                         {"java.opts": "OCTAVE-JAVA-DIR"})

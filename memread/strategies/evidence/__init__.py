@@ -229,7 +229,7 @@ class EvidenceStrategy(Strategy):
             return self._select(asked, state, completion)
         if phase == COLLECT:
             return self._choose_groups(asked, state, completion)
-        result = self._read(asked, state, chunk, completion)
+        result = self._read(asked, state, chunk, completion, whole=hops.first_hop(question, state))
         if not hops.first_hop(question, state):
             return result
         if not (result.exit or result.state.get("select") or result.state.get("in_round") == 0):  # round goes on
@@ -241,7 +241,7 @@ class EvidenceStrategy(Strategy):
                        f"the first hop found nothing: the question is read as asked ({result.summary})",
                        steps_left=self._steps_left(asked, second))
 
-    def _read(self, question: str, state: State, chunk: Chunk, completion: Completion) -> StepResult:
+    def _read(self, question: str, state: State, chunk: Chunk, completion: Completion, whole: bool) -> StepResult:
         """One passage read: the answer found in it, the lines around it kept, and whether the round is over."""
         shown = self._shown(chunk.index)
         mode = self.mode(question)
@@ -260,7 +260,7 @@ class EvidenceStrategy(Strategy):
         exit_reason = ""
         if mode == "all":
             exit_reason = "" if left else "read every chunk"
-        elif in_round >= self.options.passages or not left or self._sure(mode, found, state, chunk.index):
+        elif in_round >= self.options.passages or not left or self._sure(question, found, state, chunk, whole):
             if mode == questions.COUNT:  # it counted through the index: no hint to read the whole document
                 exit_reason = f"{WHOLE_DOCUMENT}, and read the best passages"
             elif any(c["step"] > self._round_start(state) for c in candidates):
@@ -284,14 +284,15 @@ class EvidenceStrategy(Strategy):
                           decisions={"answer": said, "found": found, "read": len(read)},
                           summary=summary, parse_issues=tuple(issues), steps_left=self._steps_left(question, new_state))
 
-    def _sure(self, mode: str, found: dict[str, Any] | None, state: State, index: int) -> bool:
-        """Whether a lookup's round ends at this step's answer: ``early`` (docqa-design.md measured it), or a second
-        hop's answer in a passage holding its bridge (later ones, about other things, misled the select step)."""
-        if not (mode == "lookup" and found and found.get("answer")):
+    def _sure(self, question: str, found: dict[str, Any] | None, state: State, chunk: Chunk, whole: bool) -> bool:
+        """Whether a lookup's round ends at this answer (not a ``whole`` one's, a first hop's): ``early``, a line
+        holding nearly all the question (:func:`reading.holds_question`), a second hop's where its bridge is."""
+        if whole or not (self.mode(question) == "lookup" and found and found.get("answer")):
             return False
         bridge = state.get("bridge")
         return bool(self.options.early and int(found.get("support", 0)) >= self.options.early) or bool(
-            bridge and index in self.passages.holding_name(str(bridge), reading.snap))
+            reading.holds_question(question, found)) or bool(
+            bridge and chunk.index in self.passages.holding_name(str(bridge), reading.snap))
 
     def _round_start(self, state: State) -> int:
         return len(state.get("read", [])) - int(state.get("in_round", 0))

@@ -11,7 +11,7 @@ they, their neighbours and their heading share (:func:`support`). What is kept i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +111,18 @@ def holding(answer: str, passages: Sequence[Shown], *, dates: bool = False) -> l
     """The (passage, unit) places whose text holds ``answer`` (as :func:`snap` finds it), in passage order."""
     return [(p, u) for p, passage in enumerate(passages) for u, unit in enumerate(passage.units)
             if snap(answer, unit.text, dates=dates) is not None]
+
+
+# A line sharing this share of the question's words, and at least HOLDS_AT_LEAST of them, answers it alone.
+HOLDS, HOLDS_AT_LEAST = 0.8, 5
+
+
+def holds_question(question: str, found: Mapping[str, Any]) -> bool:
+    """Whether an answer was found on a line saying nearly all the question says (its :func:`support`): the round
+    can end there. A question whose words spread over two places (one describing a bridge at length, as
+    HotpotQA's do) has no such line: four fifths is above the share its first hop's line reaches."""
+    support = int(found.get("support", 0))
+    return support >= HOLDS_AT_LEAST and support >= HOLDS * len(stems(query_terms(question)))
 
 
 def support(question: str, passage: Shown, position: int, *, label: bool = True) -> int:
