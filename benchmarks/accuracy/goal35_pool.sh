@@ -21,6 +21,10 @@ Q=qwen2.5-coder-1.5b-q4_0
 export MEMREAD_DOCQA_DIR=${MEMREAD_DOCQA_DIR:-$sweeps/docqa-cache}
 
 jobs() {  # name|version|memread bench arguments, in the order they are taken
+    # v36's reads of the HotpotQA acceptance samples its rule can reach ("Toward v36"), chosen samples through
+    # bench_samples.py (the memread-v36-samples wrapper, which setup makes)
+    echo "hqa50-v36|v36-samples|--indices 5,8,29,30,31,33,40,47 -- bench hqa --lengths 50 --samples 48 --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/hqa50-seed1127-v36-own-$Q"
+    echo "hqa400-v36|v36-samples|--indices 5,8,29,30,31 -- bench hqa --lengths 400 --samples 32 --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/hqa400-seed1127-v36-own-$Q"
     local overwrite=() d i
     for d in devref-epub gcc-testlog binutils-changelog; do
         for i in 01 02 03 04 05 06 07 08 09; do overwrite+=("$d-$i"); done
@@ -53,11 +57,16 @@ setup() {
     local py
     py=$(command -v python)  # the environment memread's dependencies are installed in (activate it first)
     "$py" -c "import typer, llama_cpp" 2>/dev/null || { echo "$py lacks memread's dependencies" >&2; return 1; }
-    for v in v7 v11 v12; do  # cwd must not hold another memread: the wrappers run from $sweeps
+    [ -d /work/wt/v36 ] || git -C "$main" worktree add -q --detach /work/wt/v36 471ec86
+    for v in v7 v11 v12 v36; do  # cwd must not hold another memread: the wrappers run from $sweeps
         printf '#!/usr/bin/env bash\nPYTHONPATH=/work/wt/%s exec %s -m memread "$@"\n' "$v" "$py" \
             > "$sweeps/bin/memread-$v"
         chmod +x "$sweeps/bin/memread-$v"
     done
+    # a job's arguments follow "bench": this one drops it and runs bench_samples.py, which runs memread bench
+    printf '#!/usr/bin/env bash\nshift\nPYTHONPATH=/work/wt/v36 exec %s /work/wt/v36/benchmarks/accuracy/bench_samples.py "$@"\n' \
+        "$py" > "$sweeps/bin/memread-v36-samples"
+    chmod +x "$sweeps/bin/memread-v36-samples"
 }
 
 committed() {  # the docqa questions whose overwrite records results/bench already holds
@@ -176,11 +185,22 @@ EOF
     # reaches the lookups of the three documents holding labels: docqa's 13 held-out ones, read again by v35, and
     # its 10 design ones read for its terms; no HotpotQA sample of seed 1127 holds a label line ("Toward v35")
     later v33 v35
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    # v36 (471ec86): v35, and a lookup's round ends at an answer on a line holding nearly all the question; it
+    # reaches three held-out and four design docqa questions, read again by v36, and 8 HotpotQA samples at 50
+    # documents and 5 at 400, read again by v36 (bench_samples.py); its HotpotQA folders are made once all are
+    # read ("Toward v36")
+    has_own v36 && own v35 v36
+    local n f
+    for f in hqa50-seed1127:8 hqa400-seed1127:5; do
+        n=${f#*:} f=${f%:*}
+        [ "$(grep -c '"method": "evidence"' "$sweeps/acc/$f-v36-own-$Q/scores.jsonl" 2>/dev/null)" = "$n" ] || continue
+        (cd "$main" && $carry --earlier "$bench/$f-v35-$Q" --own "$sweeps/acc/$f-v36-own-$Q" --out "$bench/$f-v36-$Q")
+    done
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
     local candidate=v27 v
-    for v in v31 v32 v33 v35; do  # the latest version whose folders are made
+    for v in v31 v32 v33 v35 v36; do  # the latest version whose folders are made
         [ -e "$bench/docqa-$v-$Q/scores.jsonl" ] && [ -e "$bench/hqa400-seed1127-$v-$Q/scores.jsonl" ] && candidate=$v
     done
     (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate $candidate --out benchmarks/results/goal-35-check.md)
