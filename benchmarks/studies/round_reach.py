@@ -3,7 +3,7 @@
 `evidence` ends a lookup's round at an answer found on a line sharing at least
 :data:`~memread.strategies.evidence.reading.HOLDS_AT_LEAST` and :data:`~memread.strategies.evidence.reading.HOLDS`
 of the question's words (v36, ``docqa-design.md`` "Toward v36"). A read can change only where some line of its
-document shares that much, counted as support counts (the line, its neighbours, its passage's label); a question
+document shares that much, counted as :func:`~memread.strategies.evidence.reading.support` counts (the line, its neighbours, its passage's label); a question
 read in two hops is counted as reachable (its second hop's question is made from the bridge its read finds).
 This tells which recorded reads must be read again, without a model.
 
@@ -27,18 +27,16 @@ DESIGN_SEEDS = frozenset({11})
 
 
 def unit_words(chunks: Iterable[Any]) -> list[frozenset[str]]:
-    """For each unit of each passage, the words support counts for it (its neighbours' and the label's too)."""
-    from memread.fulltext import query_terms
-    from memread.strategies.evidence.keeping import stems
+    """For each unit of each passage as a step shows it (boilerplate left out), the words ``reading.support`` counts
+    for it (its neighbours' and the passage label's too), computed once for all of a document's questions."""
     from memread.strategies.evidence.ranking import Passages
+    from memread.strategies.evidence.reading import Shown, support_words
 
     passages = Passages(chunks)
     found = []
-    for index in range(len(passages)):
-        units = list(passages.units(index))
-        for k in range(len(units)):
-            around = " ".join(unit.text for unit in units[max(0, k - 1):k + 2])
-            found.append(frozenset(stems(query_terms(f"{around} {passages.labels[index]}"))))
+    for index in range(len(passages)):  # units not kept by the index: a scan of the whole document
+        shown = Shown(index, passages.labels[index], tuple(u for u in passages.units(index, keep=False) if u.readable))
+        found += [frozenset(support_words(shown, position)) for position in range(len(shown.units))]
     passages.close()
     return found
 

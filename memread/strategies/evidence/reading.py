@@ -128,10 +128,14 @@ def holds_question(question: str, found: Mapping[str, Any]) -> bool:
 def support(question: str, passage: Shown, position: int, *, label: bool = True) -> int:
     """How many of the question's words the unit at ``position``, the units next to it and (``label``) the
     passage's heading share: how well that line is about what the question asks."""
-    asked = stems(query_terms(question))
+    return len(stems(query_terms(question)) & support_words(passage, position, label=label))
+
+
+def support_words(passage: Shown, position: int, *, label: bool = True) -> set[str]:
+    """The words :func:`support` counts for the unit at ``position``: its own, its neighbours' and (``label``)
+    the passage's heading's."""
     around = passage.units[max(0, position - 1):position + 2]
-    held = stems(query_terms(" ".join(unit.text for unit in around) + (" " + passage.label if label else "")))
-    return len(asked & held)
+    return stems(query_terms(" ".join(unit.text for unit in around) + (" " + passage.label if label else "")))
 
 
 def record_support(question: str, passage: Shown, position: int) -> int:
