@@ -19,12 +19,18 @@ main=$(cd "$(dirname "$0")/../.." && pwd)
 sweeps=${SWEEPS:-/work/sweeps}
 Q=qwen2.5-coder-1.5b-q4_0
 export MEMREAD_DOCQA_DIR=${MEMREAD_DOCQA_DIR:-$sweeps/docqa-cache}
+# The HotpotQA acceptance samples (seed 1127) v36's rule can reach (benchmarks/studies/round_reach.py), read again
+# by v36: the jobs read them, sync makes v36's folders once they all are
+V36_HQA=(hqa50-seed1127:50:48:5,8,29,30,31,33,40,47 hqa400-seed1127:400:32:5,8,29,30,31)
 
 jobs() {  # name|version|memread bench arguments, in the order they are taken
     # v36's reads of the HotpotQA acceptance samples its rule can reach ("Toward v36"), chosen samples through
     # bench_samples.py (the memread-v36-samples wrapper, which setup makes)
-    echo "hqa50-v36|v36-samples|--indices 5,8,29,30,31,33,40,47 -- bench hqa --lengths 50 --samples 48 --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/hqa50-seed1127-v36-own-$Q"
-    echo "hqa400-v36|v36-samples|--indices 5,8,29,30,31 -- bench hqa --lengths 400 --samples 32 --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/hqa400-seed1127-v36-own-$Q"
+    local cell folder length samples indices
+    for cell in "${V36_HQA[@]}"; do
+        IFS=: read -r folder length samples indices <<< "$cell"
+        echo "hqa$length-v36|v36-samples|--indices $indices -- bench hqa --lengths $length --samples $samples --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/$folder-v36-own-$Q"
+    done
     local overwrite=() d i
     for d in devref-epub gcc-testlog binutils-changelog; do
         for i in 01 02 03 04 05 06 07 08 09; do overwrite+=("$d-$i"); done
@@ -190,11 +196,14 @@ EOF
     # documents and 5 at 400, read again by v36 (bench_samples.py); its HotpotQA folders are made once all are
     # read ("Toward v36")
     has_own v36 && own v35 v36
-    local n f
-    for f in hqa50-seed1127:8 hqa400-seed1127:5; do
-        n=${f#*:} f=${f%:*}
-        [ "$(grep -c '"method": "evidence"' "$sweeps/acc/$f-v36-own-$Q/scores.jsonl" 2>/dev/null)" = "$n" ] || continue
-        (cd "$main" && $carry --earlier "$bench/$f-v35-$Q" --own "$sweeps/acc/$f-v36-own-$Q" --out "$bench/$f-v36-$Q")
+    local cell folder length samples indices
+    for cell in "${V36_HQA[@]}"; do
+        IFS=: read -r folder length samples indices <<< "$cell"
+        indices=${indices//[^,]/}  # as many commas as samples, less one
+        [ "$(grep -c '"method": "evidence"' "$sweeps/acc/$folder-v36-own-$Q/scores.jsonl" 2>/dev/null)" = \
+            "$(( ${#indices} + 1 ))" ] || continue
+        (cd "$main" && $carry --earlier "$bench/$folder-v35-$Q" --own "$sweeps/acc/$folder-v36-own-$Q" \
+            --out "$bench/$folder-v36-$Q")
     done
     for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
