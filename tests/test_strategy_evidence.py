@@ -125,6 +125,13 @@ def test_navigation_repeated_across_many_pages_of_a_folder_is_boilerplate() -> N
     ("5 days", "must stay in unstable 15 days", None),
     ("100000", "Maximum number of steps allowed (default is 100000).", "100000"),
     ("help request@octave.org", "write to help-request@octave.org to join", "help-request@octave.org"),
+    # a list, its items joined as the text joins them; in the same order only, and all of them
+    ("lu, qr", "returned from the built-in functions lu and qr, if pivoted", "lu and qr"),
+    ("inv and lu", "Examples include inv, or lu.", "inv, or lu"),
+    ("lu/qr", "lu, qr", "lu, qr"),
+    ("qr, lu", "the built-in functions lu and qr", None),
+    ("lu, qr, chol", "the built-in functions lu and qr", None),
+    ("lu, qr", "lu then qr", None),
 ])
 def test_an_answer_is_taken_as_the_document_spells_it_or_not_at_all(said: str, text: str,
                                                                      snapped: str | None) -> None:
@@ -247,6 +254,25 @@ def test_a_label_in_a_lookup_comes_with_the_lines_it_labels_and_heads_them() -> 
     assert kept("[Service]")["text"] == "[Service] ExecStart=/usr/sbin/sshd -D Restart=always"
     assert kept("Restart=always")["head"] == "[Service]"
     assert kept("[1]")["text"] == "[1]"  # a footnote mark is no label
+
+
+def test_a_sentence_opening_with_a_connective_comes_with_the_one_before_in_a_lookup() -> None:
+    text = ("Seek to use built-in functions. For example, one could use a handle to @plus or define an anonymous "
+            "function. But, the anonymous function is 60% slower than the first method.\n\nHowever, a new "
+            "paragraph begins here.\n")
+    chunk = next(Chunker(CharTokenizer(), 900).chunks([Segment(text, Provenance("manual", line_start=1))]))
+    every = units(chunk.text)
+    at = {u.text.split(",")[0]: i for i, u in enumerate(every)}
+
+    def kept(opening: str, labels: bool = True) -> str:
+        return str(keeping.entry(chunk, every, at[opening], "", step=1, how="answer", labels=labels)["text"])
+
+    assert kept("But").startswith("For example, one could use a handle to @plus")  # what "the first method" is
+    assert kept("But", labels=False).startswith("But, the anonymous")  # the collect path's entries, as they were
+    assert kept("For example").startswith("Seek to use built-in functions.")
+    assert kept("However").startswith("However, a new")  # the paragraph before is not this sentence's
+    assert keeping.points_back("It is slower.") and not keeping.points_back("But it is.")
+    assert keeping.points_back("But it is.", connectives=True) and not keeping.points_back("Butter.", connectives=True)
 
 
 def test_headings_are_grouped_by_numbering_and_scoped_under_a_named_section() -> None:

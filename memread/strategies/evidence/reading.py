@@ -216,10 +216,28 @@ def _words(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
 
+_ITEM_SEPARATOR = re.compile(r"\s*(?:,\s*(?:(?:and|or)\s+)?|;\s*|/|\s(?:and|or)\s+)\s*", re.IGNORECASE)
+# Between two items of a list in the text: a comma, "and" or "or" (", and" too).
+_TEXT_SEPARATOR = r"(?:\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+)"
+
+
+def _as_listed(answer: str, text: str) -> str | None:
+    """A list answer ("lu, qr") as the text writes the same items in the same order ("lu and qr"): the model
+    joins them its own way (own-lookup-20); None when ``answer`` names fewer than two items or the text does not
+    list them so."""
+    items = [item for item in _ITEM_SEPARATOR.split(answer.strip()) if _words(item)]
+    if len(items) < 2:
+        return None
+    pattern = _TEXT_SEPARATOR.join(r"[\W_]*".join(re.escape(word) for word in _words(item)) for item in items)
+    match = re.search(rf"(?<!\w){pattern}(?!\w)", text, re.IGNORECASE)
+    return match.group() if match is not None else None
+
+
 def snap(answer: str, text: str, *, dates: bool = False) -> str | None:
     """``answer`` as ``text`` writes it: the first stretch of ``text`` whose words are the answer's words (case,
     punctuation and spacing as the text has them: "octave-java-dir" → "OCTAVE_JAVA_DIR"), or, when ``dates``,
-    the same day in another form (:mod:`.dates`); None when the text does not hold the answer's words in a row."""
+    the same day in another form (:mod:`.dates`), or a list's items joined as the text joins them ("lu, qr" →
+    "lu and qr"); None when the text does not hold the answer's words in a row."""
     words = _words(answer)
     if not words:
         return None
@@ -231,6 +249,9 @@ def snap(answer: str, text: str, *, dates: bool = False) -> str | None:
             return dated
     if match is not None:
         return match.group()
+    listed = _as_listed(answer, text)
+    if listed is not None:
+        return listed
     glued = "".join(re.sub(r"_", "", word) for word in words)  # "OCTAVE-JAVA-DIR" against "OCTAVE_JAVA_DIR"
     for token in re.finditer(r"[\w.\-/+=:@]+", text):
         if re.sub(r"[\W_]", "", token.group()).lower() == glued:
