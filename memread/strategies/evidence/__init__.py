@@ -17,11 +17,12 @@ the model only reads and picks, and code does the rest (one concept per module):
   document (or its parts' headings, :mod:`.parts`), grouped (:mod:`.groups`) and counted; the model says which;
 * :mod:`.answer` — choosing among the answers found, settled against the document's own words, or "the
   document does not say".
-* :mod:`.hops` — a question about "that <thing>" its first sentence names: the thing first, then the rest.
+* :mod:`.hops` — a question about "that <thing>" its first sentence names: the thing first, then the rest;
+* :mod:`.stopping` — when a round of passages ends, when the reading ends, and the steps left.
 
 A question reads its best passages one step each (``passages`` of them, re-ranked after each with what was
 found), then a *select* step shows it only the lines its answers came from: the model answers from them, or says
-they do not answer, and the question reads its next passages (``rounds`` at most). Stopping is in code. Several
+they do not answer, and the question reads its next passages (``rounds`` at most). Stopping is code's. Several
 questions read in one pass: a step reads the passage most of them rank first, for those that do, with the
 passage first in the prompt so they share its prefill.
 """
@@ -39,10 +40,21 @@ from memread.events import WHOLE_DOCUMENT
 from memread.fulltext import query_terms
 from memread.settings import read_limit
 from memread.strategies.base import BudgetItem, ReadChoice, State, StepPlan, StepResult, Strategy
-from memread.strategies.evidence import answer, collect, hops, keeping, ordering, questions, ranking, reading
+from memread.strategies.evidence import (
+    answer,
+    collect,
+    hops,
+    keeping,
+    ordering,
+    questions,
+    ranking,
+    reading,
+    stopping,
+)
 from memread.strategies.evidence.dates import asks_date
 from memread.strategies.evidence.options import EvidenceOptions
 from memread.strategies.evidence.ranking import Passages, names_in
+from memread.strategies.evidence.stopping import COLLECT, READ, SELECT
 from memread.strategies.evidence.units import units
 
 __all__ = ["EvidenceOptions", "EvidenceStrategy", "units"]
@@ -50,7 +62,6 @@ __all__ = ["EvidenceOptions", "EvidenceStrategy", "units"]
 REPLY_TOKENS = 48  # a boxed answer: a name, a value, a path
 FINAL_TOKENS = 200  # at most, for the final answer: a copied value, or a count and the lines it cites
 COLLECT_REPLY_TOKENS = 24
-READ, SELECT, COLLECT = "read", "select", "collect"
 
 
 class EvidenceStrategy(Strategy):
@@ -162,21 +173,9 @@ class EvidenceStrategy(Strategy):
         return held if held is not None else ranked[0][0] if ranked and ranked[0][1] > 0 else None
 
     def _steps_left(self, question: str, state: State) -> int:
-        """The steps the lane reads at most from ``state`` on (the live view's ETA): what is left of its rounds of
-        passages, each ended by a select step, and never more passages than it has not read."""
-        phase = self.phase(question, state)
-        if phase is None:
-            return 0
+        """The steps the lane reads at most from ``state`` on (:func:`stopping.steps_left`)."""
         unread = max(read_limit(self.options.max_read, len(self.passages)) - len(state.get("read", [])), 0)
-        mode = self.mode(question)
-        if mode == "all":
-            return unread
-        round_left = self.options.passages - int(state.get("in_round", 0))
-        if mode != "lookup":  # collect once, then one round of passages
-            return (1 if state.get("counts") is None else 0) + min(round_left, unread)
-        rounds_after = max(self.options.rounds - int(state.get("rounds", 0)) - 1, 0)
-        reads = (0 if phase == SELECT else round_left) + rounds_after * self.options.passages
-        return min(reads, unread) + 1 + rounds_after
+        return stopping.steps_left(self.mode(question), self.phase(question, state), state, self.options, unread)
 
     def _anchor(self, question: str, state: State) -> int:
         """The chunk a step that reads no passage is shown at: its best answer's, else the last read."""
@@ -229,8 +228,9 @@ class EvidenceStrategy(Strategy):
             return self._select(asked, state, completion)
         if phase == COLLECT:
             return self._choose_groups(asked, state, completion)
-        result = self._read(asked, state, chunk, completion, whole=hops.first_hop(question, state))
-        if not hops.first_hop(question, state):
+        whole = hops.first_hop(question, state)  # a first hop's round is read whole: its bridge is chosen across it
+        result = self._read(asked, state, chunk, completion, whole=whole)
+        if not whole:
             return result
         if not (result.exit or result.state.get("select") or result.state.get("in_round") == 0):  # round goes on
             return replace(result, steps_left=(result.steps_left or 0) + self._steps_left(question, {}))
@@ -257,18 +257,10 @@ class EvidenceStrategy(Strategy):
         in_round = int(state.get("in_round", 0)) + 1
         new_state = {**state, "evidence": evidence, "read": read, "candidates": candidates, "in_round": in_round}
         left = self._next_passage(question, new_state) is not None
-        exit_reason = ""
-        if mode == "all":
-            exit_reason = "" if left else "read every chunk"
-        elif in_round >= self.options.passages or not left or self._sure(question, found, state, chunk, whole):
-            if mode == questions.COUNT:  # it counted through the index: no hint to read the whole document
-                exit_reason = f"{WHOLE_DOCUMENT}, and read the best passages"
-            elif any(c["step"] > self._round_start(state) for c in candidates):
-                new_state["select"] = True  # check the round's answers against the lines they came from
-            elif not left or int(state.get("rounds", 0)) + 1 >= self.options.rounds:
-                exit_reason = "no answer found in the passages read"
-            else:
-                new_state.update(rounds=int(state.get("rounds", 0)) + 1, in_round=0)
+        sure = stopping.sure(question, mode, found, state, chunk.index, whole=whole, early=self.options.early,
+                             holding=lambda name: self.passages.holding_name(name, reading.snap))
+        exit_reason, changes = stopping.after_read(mode, state, new_state, self.options, left=left, sure=sure)
+        new_state.update(changes)
         new_state["done"] = bool(exit_reason)
         new_state["memory"] = keeping.render(evidence)
         new_state["sources"] = keeping.sources([*state.get("items", []), *evidence])  # a count's lines first
@@ -284,19 +276,6 @@ class EvidenceStrategy(Strategy):
                           decisions={"answer": said, "found": found, "read": len(read)},
                           summary=summary, parse_issues=tuple(issues), steps_left=self._steps_left(question, new_state))
 
-    def _sure(self, question: str, found: dict[str, Any] | None, state: State, chunk: Chunk, whole: bool) -> bool:
-        """Whether a lookup's round ends at this answer (not a ``whole`` one's, a first hop's): ``early``, a line
-        holding nearly all the question (:func:`reading.holds_question`), a second hop's where its bridge is."""
-        if whole or not (self.mode(question) == "lookup" and found and found.get("answer")):
-            return False
-        bridge = state.get("bridge")
-        return bool(self.options.early and int(found.get("support", 0)) >= self.options.early) or bool(
-            reading.holds_question(question, found)) or bool(
-            bridge and chunk.index in self.passages.holding_name(str(bridge), reading.snap))
-
-    def _round_start(self, state: State) -> int:
-        return len(state.get("read", [])) - int(state.get("in_round", 0))
-
     def _select(self, question: str, state: State, completion: Completion) -> StepResult:
         """The round's check: shown only the lines its answers came from, does the model answer from them? Yes
         ends the reading; "not in the document" sends the question on to its next round, if any is left."""
@@ -307,13 +286,8 @@ class EvidenceStrategy(Strategy):
             confirmed = said.lower() if reading.yes_no(question, said) else reading.snap(said, lines, dates=asks_date(question))
         rounds = int(state.get("rounds", 0)) + 1
         new_state = {**state, "select": False, "confirmed": confirmed, "rounds": rounds, "in_round": 0}
-        exit_reason = ""
-        if confirmed:
-            exit_reason = f"the lines kept answer the question ({confirmed[:40]})"
-        elif rounds >= self.options.rounds:
-            exit_reason = f"read {rounds} round(s) of {self.options.passages} passages; none answered"
-        elif self._next_passage(question, new_state) is None:
-            exit_reason = "no unread passage matches the question"
+        exit_reason = stopping.after_select(confirmed, rounds, self.options,
+                                            left=lambda: self._next_passage(question, new_state) is not None)
         new_state["done"] = bool(exit_reason)
         summary = f"checked: the lines kept answer {confirmed!r}" if confirmed else "checked: the lines kept do not answer"
         return StepResult(state=new_state, memory=str(state.get("memory")), memory_changed=False, truncated=False,
