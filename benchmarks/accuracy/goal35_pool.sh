@@ -22,6 +22,11 @@ export MEMREAD_DOCQA_DIR=${MEMREAD_DOCQA_DIR:-$sweeps/docqa-cache}
 # The HotpotQA acceptance samples (seed 1127) v36's rule can reach (benchmarks/studies/round_reach.py), read again
 # by v36: the jobs read them, sync makes v36's folders once they all are
 V36_HQA=(hqa50-seed1127:50:48:5,8,29,30,31,33,40,47 hqa400-seed1127:400:32:5,8,29,30,31)
+# v37 (2d022d3) reaches every read (a sentence opening with a connective can be kept anywhere, a step's answer can
+# be a list): it reads all the acceptance samples again, each cell in two halves, one a worker ("Toward v37")
+V37_DOCQA_A=octave-pdf-01,octave-pdf-03,octave-pdf-05,octave-pdf-07,octave-pdf-09,devref-epub-01,devref-epub-03,devref-epub-05,devref-epub-07,devref-epub-09,octave-pdf-08,devref-epub-08
+V37_DOCQA_B=gcc-testlog-01,gcc-testlog-03,gcc-testlog-05,gcc-testlog-07,gcc-testlog-09,handbook-html-01,handbook-html-03,handbook-html-05,handbook-html-07,handbook-html-09,binutils-changelog-01,binutils-changelog-03,binutils-changelog-05,binutils-changelog-07,binutils-changelog-09,gcc-testlog-06,binutils-changelog-06
+V37_HQA=(hqa50-seed1127:50:48:a:0-23 hqa50-seed1127:50:48:b:24-47 hqa400-seed1127:400:32:a:0-15 hqa400-seed1127:400:32:b:16-31)
 
 jobs() {  # name|version|memread bench arguments, in the order they are taken
     # v36's reads of the HotpotQA acceptance samples its rule can reach ("Toward v36"), chosen samples through
@@ -30,6 +35,14 @@ jobs() {  # name|version|memread bench arguments, in the order they are taken
     for cell in "${V36_HQA[@]}"; do
         IFS=: read -r folder length samples indices <<< "$cell"
         echo "hqa$length-v36|v36-samples|--indices $indices -- bench hqa --lengths $length --samples $samples --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/$folder-v36-own-$Q"
+    done
+    echo "docqa-v37-a|v37|docqa --questions $V37_DOCQA_A --methods evidence --threads 1 --model $Q --out acc/docqa-v37-own-a-$Q"
+    echo "docqa-v37-b|v37|docqa --questions $V37_DOCQA_B --methods evidence --threads 1 --model $Q --out acc/docqa-v37-own-b-$Q"
+    local half range
+    for cell in "${V37_HQA[@]}"; do
+        IFS=: read -r folder length samples half range <<< "$cell"
+        indices=$(seq -s, "${range%-*}" "${range#*-}")
+        echo "hqa$length-v37-$half|v37-samples|--indices $indices -- bench hqa --lengths $length --samples $samples --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/$folder-v37-own-$half-$Q"
     done
     local overwrite=() d i
     for d in devref-epub gcc-testlog binutils-changelog; do
@@ -64,15 +77,18 @@ setup() {
     py=$(command -v python)  # the environment memread's dependencies are installed in (activate it first)
     "$py" -c "import typer, llama_cpp" 2>/dev/null || { echo "$py lacks memread's dependencies" >&2; return 1; }
     [ -d /work/wt/v36 ] || git -C "$main" worktree add -q --detach /work/wt/v36 471ec86
-    for v in v7 v11 v12 v36; do  # cwd must not hold another memread: the wrappers run from $sweeps
+    [ -d /work/wt/v37 ] || git -C "$main" worktree add -q --detach /work/wt/v37 2d022d3
+    for v in v7 v11 v12 v36 v37; do  # cwd must not hold another memread: the wrappers run from $sweeps
         printf '#!/usr/bin/env bash\nPYTHONPATH=/work/wt/%s exec %s -m memread "$@"\n' "$v" "$py" \
             > "$sweeps/bin/memread-$v"
         chmod +x "$sweeps/bin/memread-$v"
     done
     # a job's arguments follow "bench": this one drops it and runs bench_samples.py, which runs memread bench
-    printf '#!/usr/bin/env bash\nshift\nPYTHONPATH=/work/wt/v36 exec %s /work/wt/v36/benchmarks/accuracy/bench_samples.py "$@"\n' \
-        "$py" > "$sweeps/bin/memread-v36-samples"
-    chmod +x "$sweeps/bin/memread-v36-samples"
+    for v in v36 v37; do
+        printf '#!/usr/bin/env bash\nshift\nPYTHONPATH=/work/wt/%s exec %s /work/wt/%s/benchmarks/accuracy/bench_samples.py "$@"\n' \
+            "$v" "$py" "$v" > "$sweeps/bin/memread-$v-samples"
+        chmod +x "$sweeps/bin/memread-$v-samples"
+    done
 }
 
 committed() {  # the docqa questions whose overwrite records results/bench already holds
@@ -205,12 +221,30 @@ EOF
         (cd "$main" && $carry --earlier "$bench/$folder-v35-$Q" --own "$sweeps/acc/$folder-v36-own-$Q" \
             --out "$bench/$folder-v36-$Q")
     done
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    # v37 (2d022d3): v36, a sentence opening with a connective kept with the one before, a list answer found as
+    # the text lists it; it reads every acceptance sample again (two halves a cell) and the 20 design questions
+    # (docqa-v37-design, its terms' reads); its folders are made once every read is in ("Toward v37")
+    records() { cat "$@" 2>/dev/null | grep -c '"method": "evidence"'; }
+    local a=$sweeps/acc/docqa-v37-own-a-$Q b=$sweeps/acc/docqa-v37-own-b-$Q d=$sweeps/acc/docqa-v37-design-$Q
+    if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl" "$d/scores.jsonl")" = 45 ]; then
+        (cd "$main" && $carry --earlier "$bench/docqa-v36-$Q" --own "$a" --out "$sweeps/acc/docqa-v37-ab-$Q" &&
+            $carry --earlier "$sweeps/acc/docqa-v37-ab-$Q" --own "$b" --out "$sweeps/acc/docqa-v37-abb-$Q" &&
+            $carry --earlier "$sweeps/acc/docqa-v37-abb-$Q" --own "$d" --out "$bench/docqa-v37-$Q")
+    fi
+    for cell in hqa50-seed1127:48 hqa400-seed1127:32; do
+        IFS=: read -r folder samples <<< "$cell"
+        a=$sweeps/acc/$folder-v37-own-a-$Q b=$sweeps/acc/$folder-v37-own-b-$Q
+        [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" = "$samples" ] || continue
+        (cd "$main" && $carry --earlier "$bench/$folder-v36-$Q" --own "$a" --out "$sweeps/acc/$folder-v37-a-$Q" &&
+            $carry --earlier "$sweeps/acc/$folder-v37-a-$Q" --own "$b" --out "$bench/$folder-v37-$Q")
+    done
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36,37}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
     local candidate=v27 v
-    for v in v31 v32 v33 v35 v36; do  # the latest version whose folders are made
-        [ -e "$bench/docqa-$v-$Q/scores.jsonl" ] && [ -e "$bench/hqa400-seed1127-$v-$Q/scores.jsonl" ] && candidate=$v
+    for v in v31 v32 v33 v35 v36 v37; do  # the latest version whose folders are made
+        [ -e "$bench/docqa-$v-$Q/scores.jsonl" ] && [ -e "$bench/hqa50-seed1127-$v-$Q/scores.jsonl" ] &&
+            [ -e "$bench/hqa400-seed1127-$v-$Q/scores.jsonl" ] && candidate=$v
     done
     (cd "$main" && python -m benchmarks.accuracy.goal35 --candidate $candidate --out benchmarks/results/goal-35-check.md)
 }
