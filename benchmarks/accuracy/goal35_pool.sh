@@ -24,8 +24,8 @@ export MEMREAD_DOCQA_DIR=${MEMREAD_DOCQA_DIR:-$sweeps/docqa-cache}
 V36_HQA=(hqa50-seed1127:50:48:5,8,29,30,31,33,40,47 hqa400-seed1127:400:32:5,8,29,30,31)
 # v37 (2d022d3) reaches every read (a sentence opening with a connective can be kept anywhere, a step's answer can
 # be a list): it reads all the acceptance samples again, each cell in two halves, one a worker ("Toward v37")
-V37_DOCQA_A=octave-pdf-01,octave-pdf-03,octave-pdf-05,octave-pdf-07,octave-pdf-09,devref-epub-01,devref-epub-03,devref-epub-05,devref-epub-07,devref-epub-09,octave-pdf-08,devref-epub-08
-V37_DOCQA_B=gcc-testlog-01,gcc-testlog-03,gcc-testlog-05,gcc-testlog-07,gcc-testlog-09,handbook-html-01,handbook-html-03,handbook-html-05,handbook-html-07,handbook-html-09,binutils-changelog-01,binutils-changelog-03,binutils-changelog-05,binutils-changelog-07,binutils-changelog-09,gcc-testlog-06,binutils-changelog-06
+V37_DOCQA_A=octave-pdf-01,octave-pdf-03,octave-pdf-05,octave-pdf-07,octave-pdf-09,devref-epub-01,devref-epub-03,devref-epub-05,devref-epub-07,devref-epub-09
+V37_DOCQA_B=gcc-testlog-01,gcc-testlog-03,gcc-testlog-05,gcc-testlog-07,gcc-testlog-09,handbook-html-01,handbook-html-03,handbook-html-05,handbook-html-07,handbook-html-09,binutils-changelog-01,binutils-changelog-03,binutils-changelog-05,binutils-changelog-07,binutils-changelog-09
 V37_HQA=(hqa50-seed1127:50:48:a:0-23 hqa50-seed1127:50:48:b:24-47 hqa400-seed1127:400:32:a:0-15 hqa400-seed1127:400:32:b:16-31)
 
 jobs() {  # name|version|memread bench arguments, in the order they are taken
