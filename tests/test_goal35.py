@@ -176,6 +176,19 @@ def test_time_on_different_machines_is_compared_as_each_one_s_whole_read(tmp_pat
     _, conditions = goal35.default_rule(results(tmp_path))
     assert conditions[2].status == "not met"
     assert conditions[2].figures.startswith("1.00× as × whole read on each run's own machine")
+    assert "on one CPU" not in conditions[2].figures  # no sample was read by both on one CPU
+
+
+def test_samples_both_methods_read_on_one_cpu_are_also_compared_in_seconds(tmp_path: Path) -> None:
+    # both on one CPU, evidence's calls prefilling twice as fast as overwrite's (shorter prompts): 0.30× in
+    # seconds, but 0.60× as each method's own whole read; the verdict reads the latter, as written
+    docqa(tmp_path, "evidence", set(), questions=SMALL[1:], seconds=30.0, machine="one", rate=200.0)
+    docqa(tmp_path, "evidence", set(), questions=SMALL[:1], seconds=30.0, machine="other", rate=200.0)
+    docqa(tmp_path, "overwrite", set(), questions=SMALL, seconds=100.0, machine="one", rate=100.0)
+    _, conditions = goal35.default_rule(results(tmp_path))
+    assert conditions[2].status == "not met"
+    assert conditions[2].figures.startswith("0.60× as × whole read on each run's own machine")
+    assert f"; 0.30× in seconds on the {len(SMALL) - 1} samples both read on one CPU" in conditions[2].figures
 
 
 def test_only_a_later_candidates_own_records_stand_for_evidence(tmp_path: Path) -> None:
