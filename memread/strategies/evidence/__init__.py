@@ -22,7 +22,7 @@ the model only reads and picks, and code does the rest (one concept per module):
 
 A question reads its best passages one step each (``passages`` of them, re-ranked after each with what was
 found), then a *select* step shows it only the lines its answers came from: the model answers from them, or says
-they do not answer, and the question reads its next passages (``rounds`` at most). Stopping is code's. Several
+they do not answer, and the question reads its next passages (``rounds`` at most). Stopping is in code. Several
 questions read in one pass: a step reads the passage most of them rank first, for those that do, with the
 passage first in the prompt so they share its prefill.
 """
