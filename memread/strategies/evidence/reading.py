@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from memread.answer import final_answer
@@ -221,16 +222,21 @@ _ITEM_SEPARATOR = re.compile(r"\s*(?:,\s*(?:(?:and|or)\s+)?|;\s*|/|\s(?:and|or)\
 _TEXT_SEPARATOR = r"(?:\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+)"
 
 
-def _as_listed(answer: str, text: str) -> str | None:
-    """A list answer ("lu, qr") as the text writes the same items in the same order ("lu and qr"): the model
-    joins them its own way (own-lookup-20); None when ``answer`` names fewer than two items or the text does not
-    list them so."""
+def _in_a_row(words: Iterable[str]) -> str:
+    """A pattern for ``words`` in a row, anything but letters and digits between them ("octave java dir" matches
+    "OCTAVE_JAVA_DIR" with re.IGNORECASE)."""
+    return r"[\W_]*".join(re.escape(word) for word in words)
+
+
+@lru_cache(maxsize=256)  # :func:`holding` snaps one answer against every unit of a passage
+def _listed(answer: str) -> re.Pattern[str] | None:
+    """The pattern of a list answer's items ("lu, qr") in the same order, joined as a text joins them ("lu and
+    qr"): the model joins them its own way (own-lookup-20); None when ``answer`` names fewer than two items."""
     items = [item for item in _ITEM_SEPARATOR.split(answer.strip()) if _words(item)]
     if len(items) < 2:
         return None
-    pattern = _TEXT_SEPARATOR.join(r"[\W_]*".join(re.escape(word) for word in _words(item)) for item in items)
-    match = re.search(rf"(?<!\w){pattern}(?!\w)", text, re.IGNORECASE)
-    return match.group() if match is not None else None
+    return re.compile(rf"(?<!\w){_TEXT_SEPARATOR.join(_in_a_row(_words(item)) for item in items)}(?!\w)",
+                      re.IGNORECASE)
 
 
 def snap(answer: str, text: str, *, dates: bool = False) -> str | None:
@@ -241,17 +247,17 @@ def snap(answer: str, text: str, *, dates: bool = False) -> str | None:
     words = _words(answer)
     if not words:
         return None
-    pattern = r"[\W_]*".join(re.escape(word) for word in words)
-    match = re.search(rf"(?<!\w){pattern}(?!\w)", text, re.IGNORECASE)
+    match = re.search(rf"(?<!\w){_in_a_row(words)}(?!\w)", text, re.IGNORECASE)
     if dates and whole_date(answer) is not None and (match is None or whole_date(match.group()) is None):
         dated = find_date(answer, text)  # a date, before the digits of a version ("20120907" for 2012-09-07)
         if dated is not None:
             return dated
     if match is not None:
         return match.group()
-    listed = _as_listed(answer, text)
-    if listed is not None:
-        return listed
+    listed = _listed(answer)
+    match = listed.search(text) if listed is not None else None
+    if match is not None:
+        return match.group()
     glued = "".join(re.sub(r"_", "", word) for word in words)  # "OCTAVE-JAVA-DIR" against "OCTAVE_JAVA_DIR"
     for token in re.finditer(r"[\w.\-/+=:@]+", text):
         if re.sub(r"[\W_]", "", token.group()).lower() == glued:
