@@ -213,7 +213,11 @@ def _time_ratio(records: list[dict[str, Any]], criterion: str, need: int) -> Ver
     if not common:
         return Verdict(criterion, "not measured", True, "overwrite has no finished samples")
     chosen = [by_method[m][k] for m in by_method for k in common]
-    seconds = [sum(float(by_method[m][k]["seconds"]) for k in common) for m in (NEW, "overwrite")]
+
+    def seconds_of(keys: list[str]) -> list[float]:  # each method's seconds over the samples ``keys``
+        return [sum(float(by_method[m][k]["seconds"]) for k in keys) for m in (NEW, "overwrite")]
+
+    seconds = seconds_of(common)
     tokens = [sum(int(by_method[m][k].get("prompt_tokens") or 0) + int(by_method[m][k].get("completion_tokens") or 0)
                   for k in common) for m in (NEW, "overwrite")]
     per = f"{seconds[0] / len(common):.0f} s against {seconds[1] / len(common):.0f} s a sample"
@@ -229,7 +233,7 @@ def _time_ratio(records: list[dict[str, Any]], criterion: str, need: int) -> Ver
         # instead, because it was found after the verdict it would change (goal-35.md)
         one = [k for k in common if by_method[NEW][k].get("machine") == by_method["overwrite"][k].get("machine")]
         if one:
-            both = [sum(float(by_method[m][k]["seconds"]) for k in one) for m in (NEW, "overwrite")]
+            both = seconds_of(one)
             figures_ += f"; {both[0] / both[1]:.2f}× in seconds on the {_samples(len(one))} both read on one CPU"
     else:
         ratio = seconds[0] / seconds[1]

@@ -212,19 +212,18 @@ EOF
     # documents and 5 at 400, read again by v36 (bench_samples.py); its HotpotQA folders are made once all are
     # read ("Toward v36")
     has_own v36 && own v35 v36
+    records() { cat "$@" 2>/dev/null | grep -c '"method": "evidence"'; }  # evidence records in these scores files
     local cell folder length samples indices
     for cell in "${V36_HQA[@]}"; do
         IFS=: read -r folder length samples indices <<< "$cell"
         indices=${indices//[^,]/}  # as many commas as samples, less one
-        [ "$(grep -c '"method": "evidence"' "$sweeps/acc/$folder-v36-own-$Q/scores.jsonl" 2>/dev/null)" = \
-            "$(( ${#indices} + 1 ))" ] || continue
+        [ "$(records "$sweeps/acc/$folder-v36-own-$Q/scores.jsonl")" = "$(( ${#indices} + 1 ))" ] || continue
         (cd "$main" && $carry --earlier "$bench/$folder-v35-$Q" --own "$sweeps/acc/$folder-v36-own-$Q" \
             --out "$bench/$folder-v36-$Q")
     done
     # v37 (2d022d3): v36, a sentence opening with a connective kept with the one before, a list answer found as
     # the text lists it; it reads every acceptance sample again (two halves a cell) and the 20 design questions
     # (docqa-v37-design, its terms' reads); its folders are made once every read is in ("Toward v37")
-    records() { cat "$@" 2>/dev/null | grep -c '"method": "evidence"'; }
     local a=$sweeps/acc/docqa-v37-own-a-$Q b=$sweeps/acc/docqa-v37-own-b-$Q d=$sweeps/acc/docqa-v37-design-$Q
     if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl" "$d/scores.jsonl")" = 45 ]; then
         (cd "$main" && $carry --earlier "$bench/docqa-v36-$Q" --own "$a" --out "$sweeps/acc/docqa-v37-ab-$Q" &&

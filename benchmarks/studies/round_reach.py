@@ -22,8 +22,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.studies.replay_reads import DESIGN_SEEDS
+
 DATA = Path(__file__).resolve().parents[2] / "memread" / "data" / "docqa-questions.jsonl"
-DESIGN_SEEDS = frozenset({11})
 
 
 def unit_words(chunks: Iterable[Any]) -> list[frozenset[str]]:
