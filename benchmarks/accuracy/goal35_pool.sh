@@ -62,7 +62,8 @@ jobs() {  # name|version|memread bench arguments, in the order they are taken
 setup() {
     mkdir -p "$sweeps"/{bin,acc,claim,done} /work/wt
     local f
-    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q; do  # a new machine resumes from the committed scores
+    # a new machine resumes from the committed scores (v37's cell halves: while their cell is being read)
+    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q {hqa50,hqa400}-seed1127-v37-own-{a,b}-$Q; do
         if [ ! -d "$sweeps/acc/$f" ] && [ -e "$main/benchmarks/results/bench/$f/scores.jsonl" ]; then
             mkdir -p "$sweeps/acc/$f" && cp "$main/benchmarks/results/bench/$f"/{run.json,scores.jsonl} "$sweeps/acc/$f/"
         fi
@@ -233,9 +234,15 @@ EOF
     for cell in hqa50-seed1127:48 hqa400-seed1127:32; do
         IFS=: read -r folder samples <<< "$cell"
         a=$sweeps/acc/$folder-v37-own-a-$Q b=$sweeps/acc/$folder-v37-own-b-$Q
-        [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" = "$samples" ] || continue
+        if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" != "$samples" ]; then
+            for f in "$a" "$b"; do  # a cell half read: its records so far, committed, for setup to resume from
+                [ -e "$f/scores.jsonl" ] && mkdir -p "$bench/${f##*/}" && cp "$f"/{run.json,scores.jsonl} "$bench/${f##*/}/"
+            done
+            continue
+        fi
         (cd "$main" && $carry --earlier "$bench/$folder-v36-$Q" --own "$a" --out "$sweeps/acc/$folder-v37-a-$Q" &&
             $carry --earlier "$sweeps/acc/$folder-v37-a-$Q" --own "$b" --out "$bench/$folder-v37-$Q")
+        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"  # the partial copies, once the cell's folder is made
     done
     for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36,37}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
