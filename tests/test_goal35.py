@@ -226,3 +226,31 @@ def test_a_baseline_read_again_in_the_candidates_folder_replaces_the_base_record
     chosen = goal35.Results(tmp_path, MODEL, None, "v9")
     assert chosen.n("docqa", "bm25") == 45 and chosen.n("docqa", "evidence") == 45
     assert "36 samples to 0" in goal35.ahead_of_bm25(chosen).figures  # 9 now right for BM25-RAG too
+
+
+def _overwrite_again(tmp_path: Path, scores: list[int], seconds: float, machine: str) -> None:
+    """overwrite's 50-document samples read again, in the folder the check looks for."""
+    again = tmp_path / "again"
+    hqa(again, "overwrite", scores, seconds=seconds, machine=machine, rate=50.0)
+    (again / f"hqa50-seed1127-{MODEL}").rename(tmp_path / f"hqa50-seed1127-overwrite-{MODEL}")
+
+
+def test_overwrite_read_again_on_the_candidates_cpu_stands_for_overwrite_once_all_48_are_in(tmp_path: Path) -> None:
+    # evidence on one CPU, overwrite first on another (as × whole read: 1.00×, not met), then read again on
+    # evidence's: seconds compare (0.30×), and the first records' figures are shown beside, not read
+    hqa(tmp_path, "evidence", [1] * 48, seconds=30.0, machine="one", rate=200.0)
+    hqa(tmp_path, "overwrite", [1] * 48, seconds=60.0, machine="other", rate=100.0)
+    assert goal35.default_rule(results(tmp_path))[1][3].status == "not met"
+    _overwrite_again(tmp_path, [1] * 47, seconds=100.0, machine="one")  # one short: the first records stand
+    assert results(tmp_path).first_overwrite == []
+    assert goal35.default_rule(results(tmp_path))[1][3].figures.startswith("1.00× as × whole read")
+    (tmp_path / f"hqa50-seed1127-overwrite-{MODEL}" / "scores.jsonl").unlink()
+    _overwrite_again(tmp_path, [1] * 46 + [0, 0], seconds=100.0, machine="one")
+    found = results(tmp_path)
+    _, conditions = goal35.default_rule(found)
+    assert conditions[3].status == "met" and conditions[3].figures.startswith("0.30× in seconds")
+    assert "+4.2 points" in conditions[1].figures  # the paired difference reads the same records
+    text = goal35.report(found, MODEL)
+    assert f"overwrite's records are `hqa50-seed1127-overwrite-{MODEL}`" in text
+    assert "| `evidence` takes ≤ 0.5× overwrite's time, HotpotQA 50 documents | **not met** | 1.00× as" in text
+    assert f"`hqa50-seed1127-overwrite-{MODEL}`" not in text.split("\n")[2].split("records come from")[1]

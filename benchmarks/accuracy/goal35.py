@@ -23,6 +23,7 @@ again with today's rules (as in the paired tables).
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -57,6 +58,9 @@ REQUIRED: tuple[tuple[str, str, int, tuple[str, ...], int], ...] = (
 )
 
 
+HQA50_OVERWRITE = 48  # overwrite's samples at 50 documents, all read again before they stand for the first ones
+
+
 class Results:
     """The acceptance's records, by folder prefix. ``candidate``: the name of a later frozen version of
     ``evidence`` (``v8``) whose records live in folders of their own (``docqa-v8-MODEL``, ...): its ``evidence``
@@ -85,6 +89,14 @@ class Results:
             else:
                 self.sources[prefix] = f"{prefix}-{model}"
             self.records[prefix] = found
+        # overwrite's 48 at 50 documents read again on the machine that read the candidate's (goal-35.md, "read
+        # again on one CPU"): once all are in they stand for overwrite in that cell, the first ones shown beside
+        again = [r for r in read(f"{HQA50}-overwrite") if r["method"] == "overwrite"]
+        self.first_overwrite: list[dict[str, Any]] = []
+        if len({r["key"] for r in again}) >= HQA50_OVERWRITE:
+            self.first_overwrite = [r for r in self.records[HQA50] if r["method"] == "overwrite"]
+            self.records[HQA50] = [r for r in self.records[HQA50] if r["method"] != "overwrite"] + again
+            self.sources["overwrite"] = f"{HQA50}-overwrite-{model}"
         self.ask: dict[str, Any] | None = None
         if ask is not None and ask.is_file():
             self.ask = json.loads(ask.read_text(encoding="utf-8"))
@@ -264,6 +276,22 @@ def default_rule(results: Results) -> tuple[str, list[Verdict]]:
     return "not decided yet", found
 
 
+def _first_overwrite(results: Results) -> list[str]:
+    """With overwrite's 50-document samples read again on one CPU, the cell's conditions on the first records."""
+    if not results.first_overwrite:
+        return []
+    first = copy.copy(results)
+    first.records = {**results.records, HQA50: [r for r in results.records[HQA50] if r["method"] != "overwrite"]
+                     + results.first_overwrite}
+    found = [_not_far_behind(first, "HotpotQA 50 documents, seed 1127"),
+             _time_ratio(first.records[HQA50], f"`{NEW}` takes ≤ {MAX_TIME}× overwrite's time, HotpotQA 50 documents",
+                         48)]
+    return [f"At 50 documents overwrite's records are `{results.sources['overwrite']}`, its 48 samples read again "
+            "by the same code on the machine that read the candidate's (goal-35.md). With its first records "
+            "instead, shown and not read by the rule:", "", "| condition | status | figures |", "|---|---|---|",
+            *(v.row() for v in found), ""]
+
+
 def _progress(results: Results) -> list[str]:
     lines = ["| folder | method | samples | the issue asks | |", "|---|---|---|---|---|"]
     for prefix, _, _, methods, need in REQUIRED:
@@ -304,12 +332,13 @@ def report(results: Results, model: str) -> str:
              + "--out benchmarks/results/goal-35-check.md`, from the committed "
              "scores (no model run); the cells, their commands and what was looked at while designing: "
              f"[goal-35.md](goal-35.md). {done} of the {len(needed)} cells the issue asks for have all their "
-             "samples. `evidence`'s records come from " + ", ".join(f"`{v}`" for v in results.sources.values()) +
-             ".", "",
+             "samples. `evidence`'s records come from " + ", ".join(
+                 f"`{v}`" for k, v in results.sources.items() if k != "overwrite") + ".", "",
              "| criterion | status | figures |", "|---|---|---|", *(v.row() for v in found), "",
              "## Cells the issue asks for", "", *_progress(results), "",
              f"## The default strategy: {choice}", "", _first_paragraph(default_rule.__doc__), "",
              "| condition | status | figures |", "|---|---|---|", *(v.row() for v in conditions), "",
+             *_first_overwrite(results),
              "## RULER-HotpotQA, seed 1127, paired", "", *_hqa_table(results), ""]
     return "\n".join(lines)
 

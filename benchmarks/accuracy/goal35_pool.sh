@@ -27,6 +27,9 @@ V36_HQA=(hqa50-seed1127:50:48:5,8,29,30,31,33,40,47 hqa400-seed1127:400:32:5,8,2
 V37_DOCQA_A=octave-pdf-01,octave-pdf-03,octave-pdf-05,octave-pdf-07,octave-pdf-09,devref-epub-01,devref-epub-03,devref-epub-05,devref-epub-07,devref-epub-09
 V37_DOCQA_B=gcc-testlog-01,gcc-testlog-03,gcc-testlog-05,gcc-testlog-07,gcc-testlog-09,handbook-html-01,handbook-html-03,handbook-html-05,handbook-html-07,handbook-html-09,binutils-changelog-01,binutils-changelog-03,binutils-changelog-05,binutils-changelog-07,binutils-changelog-09
 V37_HQA=(hqa50-seed1127:50:48:a:0-23 hqa50-seed1127:50:48:b:24-47 hqa400-seed1127:400:32:a:0-15 hqa400-seed1127:400:32:b:16-31)
+# overwrite's 48 at 50 documents read again by v7 on the machine that read v37's, in halves (goal-35.md, "Overwrite's
+# 48 at 50 documents, read again on one CPU"): the rule's time condition then compares seconds of one CPU
+OW_HQA50=(a:0-23 b:24-47)
 
 jobs() {  # name|version|memread bench arguments, in the order they are taken
     # v36's reads of the HotpotQA acceptance samples its rule can reach ("Toward v36"), chosen samples through
@@ -43,6 +46,11 @@ jobs() {  # name|version|memread bench arguments, in the order they are taken
         IFS=: read -r folder length samples half range <<< "$cell"
         indices=$(seq -s, "${range%-*}" "${range#*-}")
         echo "hqa$length-v37-$half|v37-samples|--indices $indices -- bench hqa --lengths $length --samples $samples --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/$folder-v37-own-$half-$Q"
+    done
+    for cell in "${OW_HQA50[@]}"; do
+        IFS=: read -r half range <<< "$cell"
+        indices=$(seq -s, "${range%-*}" "${range#*-}")
+        echo "hqa50-ow-$half|v7-samples|--indices $indices -- bench hqa --lengths 50 --samples 48 --methods overwrite --threads 1 --data-seed 1127 --model $Q --out acc/hqa50-seed1127-overwrite-own-$half-$Q"
     done
     local overwrite=() d i
     for d in devref-epub gcc-testlog binutils-changelog; do
@@ -63,7 +71,7 @@ setup() {
     mkdir -p "$sweeps"/{bin,acc,claim,done} /work/wt
     local f
     # a new machine resumes from the committed scores (v37's cell halves: while their cell is being read)
-    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q {hqa50,hqa400}-seed1127-v37-own-{a,b}-$Q; do
+    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q {hqa50,hqa400}-seed1127-v37-own-{a,b}-$Q hqa50-seed1127-overwrite-own-{a,b}-$Q; do
         if [ ! -d "$sweeps/acc/$f" ] && [ -e "$main/benchmarks/results/bench/$f/scores.jsonl" ]; then
             mkdir -p "$sweeps/acc/$f" && cp "$main/benchmarks/results/bench/$f"/{run.json,scores.jsonl} "$sweeps/acc/$f/"
         fi
@@ -85,9 +93,9 @@ setup() {
         chmod +x "$sweeps/bin/memread-$v"
     done
     # a job's arguments follow "bench": this one drops it and runs bench_samples.py, which runs memread bench
-    for v in v36 v37; do
+    for v in v36 v37 v7; do  # v7 predates bench_samples.py: it runs v37's, which imports v7's memread
         printf '#!/usr/bin/env bash\nshift\nPYTHONPATH=/work/wt/%s exec %s /work/wt/%s/benchmarks/accuracy/bench_samples.py "$@"\n' \
-            "$v" "$py" "$v" > "$sweeps/bin/memread-$v-samples"
+            "$v" "$py" "$( [ $v = v7 ] && echo v37 || echo $v )" > "$sweeps/bin/memread-$v-samples"
         chmod +x "$sweeps/bin/memread-$v-samples"
     done
 }
@@ -214,6 +222,7 @@ EOF
     # read ("Toward v36")
     has_own v36 && own v35 v36
     records() { cat "$@" 2>/dev/null | grep -c '"method": "evidence"'; }  # evidence records in these scores files
+    overwrites() { cat "$@" 2>/dev/null | grep -c '"method": "overwrite"'; }
     local cell folder length samples indices
     for cell in "${V36_HQA[@]}"; do
         IFS=: read -r folder length samples indices <<< "$cell"
@@ -244,6 +253,16 @@ EOF
             $carry --earlier "$sweeps/acc/$folder-v37-a-$Q" --own "$b" --out "$bench/$folder-v37-$Q")
         rm -rf "$bench/${a##*/}" "$bench/${b##*/}"  # the partial copies, once the cell's folder is made
     done
+    # overwrite's 48 at 50 documents read on one CPU: one folder once all are in, the halves so far until then
+    a=$sweeps/acc/hqa50-seed1127-overwrite-own-a-$Q b=$sweeps/acc/hqa50-seed1127-overwrite-own-b-$Q
+    if [ "$(overwrites "$a/scores.jsonl" "$b/scores.jsonl")" = 48 ]; then
+        (cd "$main" && $carry --earlier "$a" --own "$b" --out "$bench/hqa50-seed1127-overwrite-$Q")
+        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
+    else
+        for f in "$a" "$b"; do
+            [ -e "$f/scores.jsonl" ] && mkdir -p "$bench/${f##*/}" && cp "$f"/{run.json,scores.jsonl} "$bench/${f##*/}/"
+        done
+    fi
     for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36,37}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
