@@ -240,17 +240,17 @@ def test_a_label_in_a_lookup_comes_with_the_lines_it_labels_and_heads_them() -> 
     every = units(chunk.text)
     at = {u.text: i for i, u in enumerate(every)}
 
-    def kept(text: str, labels: bool = True) -> dict:
-        return keeping.entry(chunk, every, at[text], "", step=1, how="answer", labels=labels)
+    def kept(text: str, lookup: bool = True) -> dict:
+        return keeping.entry(chunk, every, at[text], "", step=1, how="answer", lookup=lookup)
 
     sedat = kept("[ Sedat Dilek ]")
     assert sedat["text"].endswith("[ Sedat Dilek ] * 160_pr12327.patch: Fix PR ld/12327.")  # not the sign-off
     assert "Matthias Klose <doko" not in sedat["text"]
-    assert kept("[ Sedat Dilek ]", labels=False)["text"].endswith("[ Sedat Dilek ]")  # the collect path's, as was
+    assert kept("[ Sedat Dilek ]", lookup=False)["text"].endswith("[ Sedat Dilek ]")  # the collect path's, as was
     assert kept("[ Matthias Klose ]")["text"].endswith("* Update symbols files.")  # three lines it labels at most
     drop = kept("* Drop a patch.")
     assert drop["text"] == "* Drop a patch." and drop["head"] == "binutils (2.21-3) experimental; urgency=low [ Matthias Klose ]"
-    assert kept("* Drop a patch.", labels=False)["head"] == "binutils (2.21-3) experimental; urgency=low"
+    assert kept("* Drop a patch.", lookup=False)["head"] == "binutils (2.21-3) experimental; urgency=low"
     assert kept("[Service]")["text"] == "[Service] ExecStart=/usr/sbin/sshd -D Restart=always"
     assert kept("Restart=always")["head"] == "[Service]"
     assert kept("[1]")["text"] == "[1]"  # a footnote mark is no label
@@ -264,11 +264,11 @@ def test_a_sentence_opening_with_a_connective_comes_with_the_one_before_in_a_loo
     every = units(chunk.text)
     at = {u.text.split(",")[0]: i for i, u in enumerate(every)}
 
-    def kept(opening: str, labels: bool = True) -> str:
-        return str(keeping.entry(chunk, every, at[opening], "", step=1, how="answer", labels=labels)["text"])
+    def kept(opening: str, lookup: bool = True) -> str:
+        return str(keeping.entry(chunk, every, at[opening], "", step=1, how="answer", lookup=lookup)["text"])
 
     assert kept("But").startswith("For example, one could use a handle to @plus")  # what "the first method" is
-    assert kept("But", labels=False).startswith("But, the anonymous")  # the collect path's entries, as they were
+    assert kept("But", lookup=False).startswith("But, the anonymous")  # the collect path's entries, as they were
     assert kept("For example").startswith("Seek to use built-in functions.")
     assert kept("However").startswith("However, a new")  # the paragraph before is not this sentence's
     assert keeping.points_back("It is slower.") and not keeping.points_back("But it is.")

@@ -38,10 +38,10 @@ _CONNECTIVE = re.compile(r"(?:But|However|And|So|Thus|Therefore|Hence|Also|Other
 
 
 def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, step: int, how: str,
-          record: str = "", labels: bool = False) -> Entry:
+          record: str = "", lookup: bool = False) -> Entry:
     """The entry for unit ``position`` of ``found`` (the chunk's units): the unit, with what completes it.
     ``record``: the first line of the record the chunk begins inside of, the head of the units before the
-    chunk's first line that is not indented. ``labels``: a lookup's entry (the collect path's are not changed): a
+    chunk's first line that is not indented. ``lookup``: a lookup's entry (the collect path's are not changed): a
     label comes with the lines it labels, a line under a label shows it in its context, and a sentence opening
     with a connective comes with the one before it."""
     unit = found[position]
@@ -51,7 +51,7 @@ def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, s
         # A fragment ("displaying line numbers, use …") or a sentence pointing back ("It …") needs the one before;
         # the next sentences of its paragraph often say the rest ("The dput package … as dupload." then "It can
         # run dinstall in dry-run mode after the upload."), up to AFTER of them.
-        if (points_back(unit.text, connectives=labels) or unit.text[:1].islower()) and position - 1 in same:
+        if (points_back(unit.text, connectives=lookup) or unit.text[:1].islower()) and position - 1 in same:
             first = position - 1
         while last + 1 in same and last - position < AFTER:
             last += 1
@@ -70,7 +70,7 @@ def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, s
     while (last + 1 < len(found) and found[last + 1].readable and found[last + 1].indent > unit.indent
            and last - position < AFTER + 1 and not found[last + 1].heading):
         last += 1
-    if labels and is_label(unit):
+    if lookup and is_label(unit):
         # "[ Sedat Dilek ]" labels the items after it at its own indent ("* 160_pr12327.patch: Fix PR ld/12327."),
         # which the indent rule above does not reach: kept alone, the label answered nothing (own-lookup-13).
         while (last + 1 < len(found) and last - position < AFTER + 1 and _labelled(found[last + 1], unit)
@@ -79,7 +79,7 @@ def entry(chunk: Chunk, found: Sequence[Unit], position: int, context: str, *, s
     start, end = found[first].start, found[last].end
     spans = chunk.locate(start, end)
     head = _head(found, first) or (record if _opening(found, first) else "") or context
-    label = _label_above(found, first) if labels else ""
+    label = _label_above(found, first) if lookup else ""
     if label:
         head = f"{head} {label}" if head else label
     return {"chunk": chunk.index, "start": start, "end": end, "text": one_line(chunk.text[start:end]),

@@ -105,7 +105,7 @@ def _keep(passages: Passages, shown: Shown, positions: Iterable[int], evidence: 
     for unit in (shown.units[u] for u in positions if not keeping.covered(evidence, index, shown.units[u])):
         position = next(i for i, other in enumerate(every) if other.start == unit.start)
         evidence.append(keeping.entry(passages.get(index), every, position, passages.contexts[index], step=step,
-                                      how=how, record=passages.records[index], labels=True))
+                                      how=how, record=passages.records[index], lookup=True))
 
 
 def holding(answer: str, passages: Sequence[Shown], *, dates: bool = False) -> list[tuple[int, int]]:
