@@ -52,6 +52,12 @@ jobs() {  # name|version|memread bench arguments, in the order they are taken
         indices=$(seq -s, "${range%-*}" "${range#*-}")
         echo "hqa50-ow-$half|v7-samples|--indices $indices -- bench hqa --lengths 50 --samples 48 --methods overwrite --threads 1 --data-seed 1127 --model $Q --out acc/hqa50-seed1127-overwrite-own-$half-$Q"
     done
+    # the same samples with the chunk first (layout-default.md): whether several questions can share by default
+    for cell in "${OW_HQA50[@]}"; do
+        IFS=: read -r half range <<< "$cell"
+        indices=$(seq -s, "${range%-*}" "${range#*-}")
+        echo "hqa50-cf-$half|v7-samples|--indices $indices -- bench hqa --lengths 50 --samples 48 --methods overwrite --layout chunk-first --threads 1 --data-seed 1127 --model $Q --out acc/hqa50-seed1127-chunkfirst-own-$half-$Q"
+    done
     local overwrite=() d i
     for d in devref-epub gcc-testlog binutils-changelog; do
         for i in 01 02 03 04 05 06 07 08 09; do overwrite+=("$d-$i"); done
@@ -71,7 +77,7 @@ setup() {
     mkdir -p "$sweeps"/{bin,acc,claim,done} /work/wt
     local f
     # a new machine resumes from the committed scores (v37's cell halves: while their cell is being read)
-    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q {hqa50,hqa400}-seed1127-v37-own-{a,b}-$Q hqa50-seed1127-overwrite-own-{a,b}-$Q; do
+    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q {hqa50,hqa400}-seed1127-v37-own-{a,b}-$Q hqa50-seed1127-{overwrite,chunkfirst}-own-{a,b}-$Q; do
         if [ ! -d "$sweeps/acc/$f" ] && [ -e "$main/benchmarks/results/bench/$f/scores.jsonl" ]; then
             mkdir -p "$sweeps/acc/$f" && cp "$main/benchmarks/results/bench/$f"/{run.json,scores.jsonl} "$sweeps/acc/$f/"
         fi
@@ -253,16 +259,19 @@ EOF
             $carry --earlier "$sweeps/acc/$folder-v37-a-$Q" --own "$b" --out "$bench/$folder-v37-$Q")
         rm -rf "$bench/${a##*/}" "$bench/${b##*/}"  # the partial copies, once the cell's folder is made
     done
-    # overwrite's 48 at 50 documents read on one CPU: one folder once all are in, the halves so far until then
-    a=$sweeps/acc/hqa50-seed1127-overwrite-own-a-$Q b=$sweeps/acc/hqa50-seed1127-overwrite-own-b-$Q
-    if [ "$(overwrites "$a/scores.jsonl" "$b/scores.jsonl")" = 48 ]; then
-        (cd "$main" && $carry --earlier "$a" --own "$b" --out "$bench/hqa50-seed1127-overwrite-$Q")
-        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
-    else
-        for f in "$a" "$b"; do
-            [ -e "$f/scores.jsonl" ] && mkdir -p "$bench/${f##*/}" && cp "$f"/{run.json,scores.jsonl} "$bench/${f##*/}/"
-        done
-    fi
+    # overwrite's 48 at 50 documents read on one CPU, in the papers' order and with the chunk first: one folder
+    # once all are in, the halves so far until then
+    for v in overwrite chunkfirst; do
+        a=$sweeps/acc/hqa50-seed1127-$v-own-a-$Q b=$sweeps/acc/hqa50-seed1127-$v-own-b-$Q
+        if [ "$(overwrites "$a/scores.jsonl" "$b/scores.jsonl")" = 48 ]; then
+            (cd "$main" && $carry --earlier "$a" --own "$b" --out "$bench/hqa50-seed1127-$v-$Q")
+            rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
+        else
+            for f in "$a" "$b"; do
+                [ -e "$f/scores.jsonl" ] && mkdir -p "$bench/${f##*/}" && cp "$f"/{run.json,scores.jsonl} "$bench/${f##*/}/"
+            done
+        fi
+    done
     for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36,37}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
