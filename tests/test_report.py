@@ -146,7 +146,8 @@ def test_the_summary_line_of_a_resumed_run_counts_the_whole_run_once():
     its last session's), counting the step the crash cut short once."""
     from dataclasses import replace
 
-    from memread.cli.viewstate import ViewState, stats_line
+    from memread.cli.viewstate import ViewState
+    from memread.cli.viewtext import stats_line
     from memread.events import RunFinished, StepFinished
 
     full = synthetic_run.events()
@@ -175,7 +176,7 @@ def test_the_summary_line_counts_a_session_ended_by_ctrl_c_as_the_json_stats_do(
 
     from memread.cli.environment import Environment
     from memread.cli.progress import PlainProgress
-    from memread.cli.viewstate import stats_line
+    from memread.cli.viewtext import stats_line
     from memread.events import RunFinished, StepFinished
 
     full = synthetic_run.events()

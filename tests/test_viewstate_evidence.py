@@ -11,7 +11,8 @@ from rich.console import Console, RenderableType
 from memread.cli.places import place, with_places
 from memread.cli.progress import PlainProgress
 from memread.cli.render import frame, header, lane_pane, memory_text
-from memread.cli.viewstate import ViewState, progress_line, stats_line
+from memread.cli.viewstate import ViewState
+from memread.cli.viewtext import progress_line, stats_line
 from memread.document import Chunk, Span
 from memread.events import Event, LaneExited, RunFinished, RunStarted, StepFinished, StepStarted
 from memread.report import RunReport

@@ -17,9 +17,8 @@ from memread.cli.viewstate import (
     ViewState,
     approx_tokens,
     indexing_text,
-    progress_line,
-    stats_line,
 )
+from memread.cli.viewtext import progress_line, stats_line
 from memread.events import Answered, Event, Indexed, LaneExited, RunFinished, RunStarted, StepFinished, Warned
 from memread.tokens import Tokenizer
 

@@ -18,7 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from memread.cli.trim import cut
-from memread.cli.viewstate import EXIT_GATE_HINT, LaneView, ViewState, duration, indexing_text, stats_line
+from memread.cli.viewstate import EXIT_GATE_HINT, LaneView, ViewState, duration, indexing_text
+from memread.cli.viewtext import stats_line
 from memread.events import step_summary
 
 CHANGED = "bold green"  # bold survives NO_COLOR, so the change stays visible without colour
