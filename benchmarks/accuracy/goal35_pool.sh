@@ -47,16 +47,15 @@ jobs() {  # name|version|memread bench arguments, in the order they are taken
         indices=$(seq -s, "${range%-*}" "${range#*-}")
         echo "hqa$length-v37-$half|v37-samples|--indices $indices -- bench hqa --lengths $length --samples $samples --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/$folder-v37-own-$half-$Q"
     done
-    for cell in "${OW_HQA50[@]}"; do
-        IFS=: read -r half range <<< "$cell"
-        indices=$(seq -s, "${range%-*}" "${range#*-}")
-        echo "hqa50-ow-$half|v7-samples|--indices $indices -- bench hqa --lengths 50 --samples 48 --methods overwrite --threads 1 --data-seed 1127 --model $Q --out acc/hqa50-seed1127-overwrite-own-$half-$Q"
-    done
-    # the same samples with the chunk first (layout-default.md): whether several questions can share by default
-    for cell in "${OW_HQA50[@]}"; do
-        IFS=: read -r half range <<< "$cell"
-        indices=$(seq -s, "${range%-*}" "${range#*-}")
-        echo "hqa50-cf-$half|v7-samples|--indices $indices -- bench hqa --lengths 50 --samples 48 --methods overwrite --layout chunk-first --threads 1 --data-seed 1127 --model $Q --out acc/hqa50-seed1127-chunkfirst-own-$half-$Q"
+    # then the same samples with the chunk first (layout-default.md): whether several questions can share by default
+    local read job folder_of layout
+    for read in "ow:overwrite:" "cf:chunkfirst: --layout chunk-first"; do
+        IFS=: read -r job folder_of layout <<< "$read"
+        for cell in "${OW_HQA50[@]}"; do
+            IFS=: read -r half range <<< "$cell"
+            indices=$(seq -s, "${range%-*}" "${range#*-}")
+            echo "hqa50-$job-$half|v7-samples|--indices $indices -- bench hqa --lengths 50 --samples 48 --methods overwrite$layout --threads 1 --data-seed 1127 --model $Q --out acc/hqa50-seed1127-$folder_of-own-$half-$Q"
+        done
     done
     local overwrite=() d i
     for d in devref-epub gcc-testlog binutils-changelog; do
@@ -227,8 +226,15 @@ EOF
     # documents and 5 at 400, read again by v36 (bench_samples.py); its HotpotQA folders are made once all are
     # read ("Toward v36")
     has_own v36 && own v35 v36
-    records() { cat "$@" 2>/dev/null | grep -c '"method": "evidence"'; }  # evidence records in these scores files
-    overwrites() { cat "$@" 2>/dev/null | grep -c '"method": "overwrite"'; }
+    counted() { local method=$1; shift; cat "$@" 2>/dev/null | grep -c "\"method\": \"$method\""; }
+    records() { counted evidence "$@"; }  # evidence records in these scores files
+    halves_so_far() {  # a cell's halves being read: their records so far, committed, for setup to resume from
+        local f
+        for f in "$@"; do
+            [ -e "$f/scores.jsonl" ] && mkdir -p "$bench/${f##*/}" && cp "$f"/{run.json,scores.jsonl} "$bench/${f##*/}/"
+        done
+        return 0
+    }
     local cell folder length samples indices
     for cell in "${V36_HQA[@]}"; do
         IFS=: read -r folder length samples indices <<< "$cell"
@@ -250,9 +256,7 @@ EOF
         IFS=: read -r folder samples <<< "$cell"
         a=$sweeps/acc/$folder-v37-own-a-$Q b=$sweeps/acc/$folder-v37-own-b-$Q
         if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" != "$samples" ]; then
-            for f in "$a" "$b"; do  # a cell half read: its records so far, committed, for setup to resume from
-                [ -e "$f/scores.jsonl" ] && mkdir -p "$bench/${f##*/}" && cp "$f"/{run.json,scores.jsonl} "$bench/${f##*/}/"
-            done
+            halves_so_far "$a" "$b"
             continue
         fi
         (cd "$main" && $carry --earlier "$bench/$folder-v36-$Q" --own "$a" --out "$sweeps/acc/$folder-v37-a-$Q" &&
@@ -263,13 +267,11 @@ EOF
     # once all are in, the halves so far until then
     for v in overwrite chunkfirst; do
         a=$sweeps/acc/hqa50-seed1127-$v-own-a-$Q b=$sweeps/acc/hqa50-seed1127-$v-own-b-$Q
-        if [ "$(overwrites "$a/scores.jsonl" "$b/scores.jsonl")" = 48 ]; then
+        if [ "$(counted overwrite "$a/scores.jsonl" "$b/scores.jsonl")" = 48 ]; then
             (cd "$main" && $carry --earlier "$a" --own "$b" --out "$bench/hqa50-seed1127-$v-$Q")
             rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
         else
-            for f in "$a" "$b"; do
-                [ -e "$f/scores.jsonl" ] && mkdir -p "$bench/${f##*/}" && cp "$f"/{run.json,scores.jsonl} "$bench/${f##*/}/"
-            done
+            halves_so_far "$a" "$b"
         fi
     done
     for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36,37}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
