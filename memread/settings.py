@@ -33,11 +33,20 @@ FINAL_PROMPTS = ("boxed", "therefore")
 ANSWER_START = "\\boxed{"
 LAYOUT = "question-first"
 LAYOUTS = ("question-first", "chunk-first")
+CHUNK_FIRST = "chunk-first"
 
 
 def _derived_answer_start(final_prompt: str) -> str:
     """The begun final reply a final prompt gets when none is chosen."""
     return ANSWER_START if final_prompt == "boxed" else ""
+
+
+def default_layout(questions: int, trained: bool) -> str:
+    """The layout ``memread ask`` reads with when none is given: the papers' order for one question (nothing to
+    share) and for a model trained for a strategy (the order it was trained on); the chunk first when several
+    questions are asked of an untrained model, so they share each chunk's prefill. Its answers match the papers'
+    order on RULER-HotpotQA (benchmarks/results/layout-default.md)."""
+    return CHUNK_FIRST if questions > 1 and not trained else LAYOUT
 
 
 def read_limit(max_read: float, chunks: int) -> int:

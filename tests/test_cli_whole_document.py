@@ -61,3 +61,17 @@ def test_a_model_trained_for_a_strategy_reads_with_it_unless_told_otherwise(
     monkeypatch.setenv("MEMREAD_STRATEGY", "gated")
     run_memread("ask", str(tmp_path), "q", "--model", str(model))
     assert asked[-1].settings.strategy == "gated"
+
+
+def test_several_questions_to_an_untrained_model_share_each_chunk_unless_told_otherwise(
+        asked: list[Any], tmp_path: Path) -> None:
+    model = tmp_path / "rl-memagent"
+    model.mkdir()
+    (model / TRAIN_RECORD).write_text(json.dumps({"strategy": "overwrite"}), encoding="utf-8")
+    run_memread("ask", str(tmp_path), "q")
+    run_memread("ask", str(tmp_path), "q", "-q", "r")
+    run_memread("ask", str(tmp_path), "q", "-q", "r", "--layout", "question-first")
+    run_memread("ask", str(tmp_path), "q", "-q", "r", "--model", str(model))  # trained question-first
+    run_memread("ask", str(tmp_path), "q", "-q", "r", "--model", str(model), "-s", "callback")
+    assert [r.settings.layout for r in asked] == ["question-first", "chunk-first", "question-first",
+                                                  "question-first", "question-first"]

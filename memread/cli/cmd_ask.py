@@ -51,9 +51,12 @@ def ask(
     from memread.settings import Settings
 
     asked = ([question] if question else []) + list(questions)
-    trained = None if strategy else trained_for(shared.model)
+    trained_as = trained_for(shared.model)
+    trained = None if strategy else trained_as
     chosen = strategy or trained or defaults.STRATEGY
     loop = shared.loop_settings()
+    if shared.layout is None:  # several questions share each chunk's prefill, unless the model was trained otherwise
+        loop["layout"] = defaults.default_layout(len(asked), trained_as is not None)
     if whole:  # the strategy's whole-document options, under any -o the user gave
         loop["options"] = {**whole_document_options(chosen), **loop["options"]}
     request = ReadRequest(

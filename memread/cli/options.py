@@ -140,9 +140,11 @@ StrategyOption = Annotated[list[str] | None, typer.Option(
     help="A setting of the chosen strategy, e.g. -o memory=update (callback); repeat for several. "
     "`memread strategies` lists each strategy's options.",
 )]
-Layout = Annotated[str, typer.Option(
-    "--layout", rich_help_panel=READING,
-    help="question-first (the papers') or chunk-first (shares the chunk's prefill across questions).",
+Layout = Annotated[str | None, typer.Option(
+    "--layout", rich_help_panel=READING, show_default=False,
+    help="question-first (the papers') or chunk-first (shares the chunk's prefill across questions). Default: "
+    "`ask` puts the chunk first for several questions to a model not trained for a strategy, the papers' order "
+    "otherwise; `bench` the papers' order.",
 )]
 
 # --- output ----------------------------------------------------------------------------------------------------
@@ -209,7 +211,7 @@ class SharedOptions:
     recall_tokens: RecallTokens = None
     max_read: MaxRead = None
     option: StrategyOption = None
-    layout: Layout = defaults.LAYOUT
+    layout: Layout = None
 
     def params(self) -> dict[str, Any]:
         """The options by parameter name, as Click parsed them."""
@@ -270,6 +272,8 @@ def loop_settings(params: dict[str, Any]) -> dict[str, Any]:
     from memread.settings import parse_option
 
     chosen = {name: params[name] for name in _SETTINGS_FIELDS if name in params}
+    if chosen.get("layout") is None:  # the Settings default, or the one `ask` chooses (settings.default_layout)
+        chosen.pop("layout", None)
     strategy_options = {name: params[name] for name in _STRATEGY_OPTIONS if params.get(name) is not None}
     for text in params.get("option") or []:
         name, value = parse_option(text)
