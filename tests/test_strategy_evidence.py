@@ -149,6 +149,9 @@ def test_a_steps_answer_is_its_box_and_none_means_no_answer() -> None:
     assert reading.step_answer("\\boxed{OCTAVE_JAVA_DIR}") == "OCTAVE_JAVA_DIR"
     assert reading.step_answer("\\boxed{none}") is None
     assert reading.step_answer("It is lsode.\nMore.") == "It is lsode"
+    # cut off at the reply's limit inside its box, as a line copied whole is: the words, without the box
+    assert reading.step_answer("\\boxed{binutils (2.21-1) unstable; urgency=low * Update") == (
+        "binutils (2.21-1) unstable; urgency=low * Update")
 
 
 # --- questions about the whole document --------------------------------------------------------------------
@@ -480,6 +483,53 @@ def test_an_echo_is_an_answer_made_of_the_questions_own_words_only() -> None:
     assert reading.repeats_question("Sway", "Which package provides the Sway window manager?")
     assert not reading.repeats_question("Arthur's Magazine", "Which came first, Arthur's Magazine or Time?")
     assert not reading.repeats_question("Blackpool Football Club", "Which football club is based in Blackpool?")
+    # "and/or" offers no choice: the question's own words are still no answer
+    assert reading.repeats_question("qa.debian.org", "Under inactive and/or unreachable, where on qa.debian.org is it?")
+
+
+def test_a_line_copied_with_a_slip_is_the_lines_words() -> None:
+    lines = ("binutils (2.20-1) unstable; urgency=low * New upstream release.\n"
+             "binutils (2.21-5) experimental; urgency=low * Update gold to 1.11. * Add the arm-linux-gnueabi "
+             "target to binutils-multiarch (Loic Minier).")
+    said = "binutils (2.17-5) experimental; urgency=low * Add the arm-linux-gnueabi target to binutils-multiarch"
+    assert reading.snap(said, lines) is None  # one word changed, others left out: not the words in a row
+    assert reading.copied(said, lines) == ("binutils (2.21-5) experimental; urgency=low * Update gold to 1.11. * "
+                                           "Add the arm-linux-gnueabi target to binutils-multiarch")
+    assert answer.settle_lookup(said, lines, None).startswith("binutils (2.21-5)")
+    assert reading.copied("binutils (2.17-5) experimental", lines) is None  # short: a value, which must be exact
+    assert reading.copied("binutils (2.17-9) stable; urgency=high * Add the arm-linux-gnueabi target", lines) is None
+
+
+def test_a_select_answer_that_only_repeats_the_question_falls_back_on_the_rounds_best_answer() -> None:
+    question = "Where on qa.debian.org is the MIA database?"
+    found = [{"answer": "2004", "step": 1, "support": 2}, {"answer": "org/qa.debian.org/mia", "step": 2, "support": 5},
+             {"answer": "qa.debian.org", "step": 3, "support": 6}, {"answer": "mia-query", "step": 4, "support": 5}]
+    assert answer.best_found(question, found, after=0) == "org/qa.debian.org/mia"  # earliest of the best lines
+    assert answer.best_found(question, found, after=2) == "mia-query"  # only this round's
+    assert answer.best_found(question, found[2:3], after=0) is None
+    lines = "7.4. Inactive maintainers: This system is available in /org/qa.debian.org/mia on the host qa.debian.org."
+    assert answer.settle_lookup("qa.debian.org", lines, "org/qa.debian.org/mia",
+                                question=question) == "/org/qa.debian.org/mia"
+    assert answer.settle_lookup("qa.debian.org", lines, None, question=question) == answer.DOES_NOT_SAY
+
+
+def test_the_select_step_does_not_take_the_questions_own_words_for_its_answer() -> None:
+    """A read step answers from the line holding the value; the select step answers a name the question says:
+    the read step's answer stands."""
+
+    def reply(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if "[Passage" in prompt:
+            return "OCTAVE_JAVA_DIR}" if "java.opts" in prompt else "not in the document}"
+        return "java.opts}"  # the select and final steps
+
+    backend = FakeBackend(reply, continues_replies=True)
+    events: list[Event] = []
+    question = "Which environment variable names the directory of java.opts?"
+    results = Loop(backend, [question], Settings(strategy="evidence"), sinks=[events.append]).run(manual_chunks())
+    checks = [e.decisions for e in events if isinstance(e, StepFinished) and "check" in e.decisions]
+    assert checks and checks[0]["check"] == "java.opts" and checks[0]["confirmed"] == "OCTAVE_JAVA_DIR"
+    assert results[0].answer == "OCTAVE_JAVA_DIR"
 
 
 def test_a_step_answer_that_only_repeats_the_question_keeps_nothing() -> None:

@@ -282,8 +282,11 @@ class EvidenceStrategy(Strategy):
         said = reading.step_answer(completion.text)
         lines = "\n".join(f"{e.get('head', '')} {e['text']}" for e in state.get("evidence", []))
         confirmed = None
-        if said and not answer.says_absent(said):
-            confirmed = said.lower() if reading.yes_no(question, said) else reading.snap(said, lines, dates=asks_date(question))
+        if said and reading.repeats_question(said, question):  # no answer: the round's best answer stands
+            confirmed = answer.best_found(question, state.get("candidates", []), stopping.round_start(state))
+        elif said and not answer.says_absent(said):
+            confirmed = said.lower() if reading.yes_no(question, said) else (
+                reading.snap(said, lines, dates=asks_date(question)) or reading.copied(said, lines))
         rounds = int(state.get("rounds", 0)) + 1
         new_state = {**state, "select": False, "confirmed": confirmed, "rounds": rounds, "in_round": 0}
         exit_reason = stopping.after_select(confirmed, rounds, self.options,
@@ -398,7 +401,8 @@ class EvidenceStrategy(Strategy):
         if unconfirmed is not None:
             return unconfirmed, True
         evidence = "\n".join(f"{e.get('head', '')} {e['text']}" for e in state.get("evidence", []))
-        return answer.settle_lookup(reply_answer, evidence, state.get("confirmed"), dates=asks_date(question)), True
+        return answer.settle_lookup(reply_answer, evidence, state.get("confirmed"), dates=asks_date(question),
+                                    question=question), True
 
     # --- what the rest of memread asks ------------------------------------------------------------------
 

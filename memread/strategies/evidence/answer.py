@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from memread.strategies.evidence.reading import NONE_ANSWERS, echoes, snap
+from memread.strategies.evidence.reading import NONE_ANSWERS, copied, echoes, repeats_question, snap
 
 DOES_NOT_SAY = "The document does not say."
 LISTED = 30  # items a list answer writes out; the rest are counted (all are cited in the sources)
@@ -73,17 +73,20 @@ def whole_name(found: str, text: str) -> str:
     return text[start:end]
 
 
-def settle_lookup(answer: str, evidence_text: str, found: str | None, *, dates: bool = False) -> str:
-    """The answer as the evidence writes it; :data:`DOES_NOT_SAY` when there is no evidence, the model says it
-    does not answer, or its answer is not in the evidence (then a step's checked answer ``found``, if any)."""
+def settle_lookup(answer: str, evidence_text: str, found: str | None, *, dates: bool = False,
+                  question: str = "") -> str:
+    """The answer as the evidence writes it (or the line it copies with a slip); :data:`DOES_NOT_SAY` when there
+    is no evidence, the model says it does not answer or only repeats the ``question``, or its answer is not in
+    the evidence (then a step's checked answer ``found``, if any)."""
     if not evidence_text.strip():
         return DOES_NOT_SAY
     cleaned = answer.strip().strip(".")
-    if not cleaned or cleaned.lower() in NONE_ANSWERS or _ABSENT.search(cleaned):
+    if (not cleaned or cleaned.lower() in NONE_ANSWERS or _ABSENT.search(cleaned)
+            or (question and repeats_question(cleaned, question))):
         return whole_name(found, evidence_text) if found else DOES_NOT_SAY
     if cleaned.lower() in ("yes", "no") and found in ("yes", "no"):
         return cleaned.lower()  # a yes/no question, checked on the lines about it
-    snapped = snap(cleaned, evidence_text, dates=dates)
+    snapped = snap(cleaned, evidence_text, dates=dates) or copied(cleaned, evidence_text)
     if snapped is not None:
         return whole_name(snapped, evidence_text)
     if found is not None:
@@ -92,6 +95,17 @@ def settle_lookup(answer: str, evidence_text: str, found: str | None, *, dates: 
     words = re.findall(r"\w+", cleaned.lower())
     present = sum(1 for word in words if word in evidence_text.lower())
     return answer.strip() if words and present >= len(words) / 2 else DOES_NOT_SAY
+
+
+def best_found(question: str, candidates: Iterable[Mapping[str, Any]], after: int) -> str | None:
+    """The answer a read step found after step ``after`` on the line most about the question (the earliest among
+    equals) that is more than the question's own words; None if there is none. The select step falls back on it
+    when its own answer only repeats the question (`qa.debian.org` for "… where on qa.debian.org is the MIA
+    database available?", own-lookup-04, which a read step had answered `/org/qa.debian.org/mia`)."""
+    found = [c for c in candidates if c.get("answer") and int(c["step"]) > after
+             and not repeats_question(str(c["answer"]), question)]
+    best = max(found, key=lambda c: (int(c.get("support", 0)), -int(c["step"])), default=None)
+    return str(best["answer"]) if best is not None else None
 
 
 def never_mentioned(names: Iterable[str]) -> str:

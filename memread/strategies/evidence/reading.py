@@ -61,6 +61,8 @@ def step_answer(reply: str) -> str | None:
     """The answer a step's reply gives (its boxed text, else its first line), None when it gives none."""
     extracted, boxed = final_answer(reply, style="boxed")
     answer = extracted if boxed else (reply.strip().splitlines() or [""])[0]
+    if not boxed and answer.startswith(REPLY_START):  # cut off inside its box: a long line copied whole
+        answer = answer[len(REPLY_START):]
     answer = answer.strip().strip(".").strip()
     return None if answer.lower() in NONE_ANSWERS else answer
 
@@ -106,6 +108,37 @@ def _keep(passages: Passages, shown: Shown, positions: Iterable[int], evidence: 
         position = next(i for i, other in enumerate(every) if other.start == unit.start)
         evidence.append(keeping.entry(passages.get(index), every, position, passages.contexts[index], step=step,
                                       how=how, record=passages.records[index], lookup=True))
+
+
+COPIED_WORDS = 8  # an answer this long is a line copied, not a value picked from one
+
+
+def copied(answer: str, text: str) -> str | None:
+    """The stretch of one of ``text``'s lines that ``answer`` copies with a slip or two: a long answer (a whole
+    line, as the select step writes one) whose words are, but for one in ten, that line's words in order, with
+    words left out allowed ("binutils (2.17-5) experimental; … * Add the arm-linux-gnueabi target …" for the line
+    of "binutils (2.21-5) experimental; … * Update gold … * Add the arm-linux-gnueabi target …", own-lookup-12).
+    :func:`snap` wants the words in a row and unchanged; None when no line is so copied."""
+    words = _words(answer)
+    if len(words) < COPIED_WORDS:
+        return None
+    slips = max(1, len(words) // 10)
+    best: tuple[int, str] | None = None
+    for line in text.splitlines():
+        spans = [(m.group().lower(), m.span()) for m in re.finditer(r"\w+", line)]
+        at, missed, first, last = 0, 0, None, None
+        for word in words:
+            place = next((i for i in range(at, len(spans)) if spans[i][0] == word), None)
+            if place is None:
+                missed += 1
+                if missed > slips:
+                    break
+                continue
+            first = place if first is None else first
+            last, at = place, place + 1
+        if missed <= slips and first is not None and last is not None and (best is None or missed < best[0]):
+            best = (missed, line[spans[first][1][0]:spans[last][1][1]])
+    return best[1] if best is not None else None
 
 
 def holding(answer: str, passages: Sequence[Shown], *, dates: bool = False) -> list[tuple[int, int]]:
@@ -201,7 +234,7 @@ def repeats_question(answer: str, question: str) -> bool:
     Club" for "… what football club … based in Blackpool?", HotpotQA design sample 2); and a question that offers
     its answers ("…, A or B?") is answered by one of its own words."""
     said, asked = re.findall(r"\w+", answer.lower()), re.findall(r"\w+", question.lower())
-    if not said or re.search(r"\bor\b", question, re.IGNORECASE):
+    if not said or re.search(r"(?<!/)\bor\b", question, re.IGNORECASE):  # "and/or" offers nothing
         return False
     return any(asked[i:i + len(said)] == said for i in range(len(asked) - len(said) + 1))
 
