@@ -27,6 +27,13 @@ V36_HQA=(hqa50-seed1127:50:48:5,8,29,30,31,33,40,47 hqa400-seed1127:400:32:5,8,2
 V37_DOCQA_A=octave-pdf-01,octave-pdf-03,octave-pdf-05,octave-pdf-07,octave-pdf-09,devref-epub-01,devref-epub-03,devref-epub-05,devref-epub-07,devref-epub-09
 V37_DOCQA_B=gcc-testlog-01,gcc-testlog-03,gcc-testlog-05,gcc-testlog-07,gcc-testlog-09,handbook-html-01,handbook-html-03,handbook-html-05,handbook-html-07,handbook-html-09,binutils-changelog-01,binutils-changelog-03,binutils-changelog-05,binutils-changelog-07,binutils-changelog-09
 V37_HQA=(hqa50-seed1127:50:48:a:0-23 hqa50-seed1127:50:48:b:24-47 hqa400-seed1127:400:32:a:0-15 hqa400-seed1127:400:32:b:16-31)
+# v38 (38f013d: a select answer copied with a slip, cut off, or made of the question's words) reads the
+# acceptance again the same way ("Toward v38"); its design reads are made by hand, before these
+V38_DOCQA_A=$V37_DOCQA_A
+V38_DOCQA_B=$V37_DOCQA_B
+# jobs whose folders results/bench holds whole: a new machine marks them done at setup, and never reads them again
+FINISHED=(hqa50-v36 hqa400-v36 docqa-v37-a docqa-v37-b hqa50-v37-a hqa50-v37-b hqa400-v37-a hqa400-v37-b
+          hqa50-ow-a hqa50-ow-b hqa50-cf-a hqa50-cf-b hqa400-v11 hqa400-base)
 # overwrite's 48 at 50 documents read again by v7 on the machine that read v37's, in halves (goal-35.md, "Overwrite's
 # 48 at 50 documents, read again on one CPU"): the rule's time condition then compares seconds of one CPU
 OW_HQA50=(a:0-23 b:24-47)
@@ -46,6 +53,13 @@ jobs() {  # name|version|memread bench arguments, in the order they are taken
         IFS=: read -r folder length samples half range <<< "$cell"
         indices=$(seq -s, "${range%-*}" "${range#*-}")
         echo "hqa$length-v37-$half|v37-samples|--indices $indices -- bench hqa --lengths $length --samples $samples --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/$folder-v37-own-$half-$Q"
+    done
+    echo "docqa-v38-a|v38|docqa --questions $V38_DOCQA_A --methods evidence --threads 1 --model $Q --out acc/docqa-v38-own-a-$Q"
+    echo "docqa-v38-b|v38|docqa --questions $V38_DOCQA_B --methods evidence --threads 1 --model $Q --out acc/docqa-v38-own-b-$Q"
+    for cell in "${V37_HQA[@]}"; do  # the same halves
+        IFS=: read -r folder length samples half range <<< "$cell"
+        indices=$(seq -s, "${range%-*}" "${range#*-}")
+        echo "hqa$length-v38-$half|v38-samples|--indices $indices -- bench hqa --lengths $length --samples $samples --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/$folder-v38-own-$half-$Q"
     done
     # then the same samples with the chunk first (layout-default.md): whether several questions can share by default
     local read job folder_of layout
@@ -76,12 +90,14 @@ setup() {
     mkdir -p "$sweeps"/{bin,acc,claim,done} /work/wt
     local f
     # a new machine resumes from the committed scores (v37's cell halves: while their cell is being read)
-    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q {hqa50,hqa400}-seed1127-v37-own-{a,b}-$Q hqa50-seed1127-{overwrite,chunkfirst}-own-{a,b}-$Q; do
+    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q {hqa50,hqa400}-seed1127-v3{7,8}-own-{a,b}-$Q docqa-v38-own-{a,b}-$Q hqa50-seed1127-{overwrite,chunkfirst}-own-{a,b}-$Q; do
         if [ ! -d "$sweeps/acc/$f" ] && [ -e "$main/benchmarks/results/bench/$f/scores.jsonl" ]; then
             mkdir -p "$sweeps/acc/$f" && cp "$main/benchmarks/results/bench/$f"/{run.json,scores.jsonl} "$sweeps/acc/$f/"
         fi
     done
     [ -d /work/wt/v11 ] || git -C "$main" worktree add -q --detach /work/wt/v11 95a4fa1
+    local job
+    for job in "${FINISHED[@]}"; do touch "$sweeps/done/$job"; done
     [ -d /work/wt/v12 ] || git -C "$main" worktree add -q --detach /work/wt/v12 669972e
     if [ ! -d /work/wt/v7 ]; then
         git -C "$main" worktree add -q --detach /work/wt/v7 24fb49c
@@ -92,13 +108,14 @@ setup() {
     "$py" -c "import typer, llama_cpp" 2>/dev/null || { echo "$py lacks memread's dependencies" >&2; return 1; }
     [ -d /work/wt/v36 ] || git -C "$main" worktree add -q --detach /work/wt/v36 471ec86
     [ -d /work/wt/v37 ] || git -C "$main" worktree add -q --detach /work/wt/v37 2d022d3
-    for v in v7 v11 v12 v36 v37; do  # cwd must not hold another memread: the wrappers run from $sweeps
+    [ -d /work/wt/v38 ] || git -C "$main" worktree add -q --detach /work/wt/v38 38f013d
+    for v in v7 v11 v12 v36 v37 v38; do  # cwd must not hold another memread: the wrappers run from $sweeps
         printf '#!/usr/bin/env bash\nPYTHONPATH=/work/wt/%s exec %s -m memread "$@"\n' "$v" "$py" \
             > "$sweeps/bin/memread-$v"
         chmod +x "$sweeps/bin/memread-$v"
     done
     # a job's arguments follow "bench": this one drops it and runs bench_samples.py, which runs memread bench
-    for v in v36 v37 v7; do  # v7 predates bench_samples.py: it runs v37's, which imports v7's memread
+    for v in v36 v37 v38 v7; do  # v7 predates bench_samples.py: it runs v37's, which imports v7's memread
         printf '#!/usr/bin/env bash\nshift\nPYTHONPATH=/work/wt/%s exec %s /work/wt/%s/benchmarks/accuracy/bench_samples.py "$@"\n' \
             "$v" "$py" "$( [ $v = v7 ] && echo v37 || echo $v )" > "$sweeps/bin/memread-$v-samples"
         chmod +x "$sweeps/bin/memread-$v-samples"
@@ -263,6 +280,28 @@ EOF
             $carry --earlier "$sweeps/acc/$folder-v37-a-$Q" --own "$b" --out "$bench/$folder-v37-$Q")
         rm -rf "$bench/${a##*/}" "$bench/${b##*/}"  # the partial copies, once the cell's folder is made
     done
+    # v38 (38f013d): its 20 docqa design reads are v37's (replayed with v38: the same passages and answers), the
+    # 25 held-out ones its own; its HotpotQA folders as v37's. Made once every read is in; the halves so far until
+    # then. The goal check reads it only once adopted ("Toward v38": none of the goal's met criteria unmet)
+    a=$sweeps/acc/docqa-v38-own-a-$Q b=$sweeps/acc/docqa-v38-own-b-$Q
+    if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" = 25 ]; then
+        (cd "$main" && $carry --earlier "$bench/docqa-v37-$Q" --own "$a" --out "$sweeps/acc/docqa-v38-a-$Q" &&
+            $carry --earlier "$sweeps/acc/docqa-v38-a-$Q" --own "$b" --out "$bench/docqa-v38-$Q")
+        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
+    else
+        halves_so_far "$a" "$b"
+    fi
+    for cell in hqa50-seed1127:48 hqa400-seed1127:32; do
+        IFS=: read -r folder samples <<< "$cell"
+        a=$sweeps/acc/$folder-v38-own-a-$Q b=$sweeps/acc/$folder-v38-own-b-$Q
+        if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" != "$samples" ]; then
+            halves_so_far "$a" "$b"
+            continue
+        fi
+        (cd "$main" && $carry --earlier "$bench/$folder-v37-$Q" --own "$a" --out "$sweeps/acc/$folder-v38-a-$Q" &&
+            $carry --earlier "$sweeps/acc/$folder-v38-a-$Q" --own "$b" --out "$bench/$folder-v38-$Q")
+        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
+    done
     # overwrite's 48 at 50 documents read on one CPU, in the papers' order and with the chunk first: one folder
     # once all are in, the halves so far until then
     for v in overwrite chunkfirst; do
@@ -274,7 +313,7 @@ EOF
             halves_so_far "$a" "$b"
         fi
     done
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36,37}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36,37,38}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
     local candidate=v27 v
