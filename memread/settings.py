@@ -44,8 +44,8 @@ def _derived_answer_start(final_prompt: str) -> str:
 def default_layout(questions: int, trained: bool) -> str:
     """The layout ``memread ask`` reads with when none is given: the papers' order for one question (nothing to
     share) and for a model trained for a strategy (the order it was trained on); the chunk first when several
-    questions are asked of an untrained model, so they share each chunk's prefill. Its answers match the papers'
-    order on RULER-HotpotQA (benchmarks/results/layout-default.md)."""
+    questions are asked of an untrained model, so they share each chunk's prefill: on RULER-HotpotQA it cost no
+    answers against the papers' order, within the margin set before the reads (benchmarks/results/layout-default.md)."""
     return CHUNK_FIRST if questions > 1 and not trained else LAYOUT
 
 
