@@ -41,6 +41,19 @@ OW_HQA50=(a:0-23 b:24-47)
 jobs() {  # name|version|memread bench arguments, in the order they are taken
     # v36's reads of the HotpotQA acceptance samples its rule can reach ("Toward v36"), chosen samples through
     # bench_samples.py (the memread-v36-samples wrapper, which setup makes)
+    join_halves() {  # join_halves N EARLIER A B OUT: OUT holds EARLIER's records, then A's and B's own reads, once A
+        # and B hold N evidence records together (the partial copies then go); until then, their records so far
+        local n=$1 earlier=$2 a=$3 b=$4 out=$5
+        if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" != "$n" ]; then
+            halves_so_far "$a" "$b"
+            return 0
+        fi
+        local joined=$sweeps/acc/${out##*/}
+        joined=${joined%-$Q}-a-$Q
+        (cd "$main" && $carry --earlier "$earlier" --own "$a" --out "$joined" &&
+            $carry --earlier "$joined" --own "$b" --out "$out") || return 1
+        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
+    }
     local cell folder length samples indices
     for cell in "${V36_HQA[@]}"; do
         IFS=: read -r folder length samples indices <<< "$cell"
@@ -271,36 +284,16 @@ EOF
     fi
     for cell in hqa50-seed1127:48 hqa400-seed1127:32; do
         IFS=: read -r folder samples <<< "$cell"
-        a=$sweeps/acc/$folder-v37-own-a-$Q b=$sweeps/acc/$folder-v37-own-b-$Q
-        if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" != "$samples" ]; then
-            halves_so_far "$a" "$b"
-            continue
-        fi
-        (cd "$main" && $carry --earlier "$bench/$folder-v36-$Q" --own "$a" --out "$sweeps/acc/$folder-v37-a-$Q" &&
-            $carry --earlier "$sweeps/acc/$folder-v37-a-$Q" --own "$b" --out "$bench/$folder-v37-$Q")
-        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"  # the partial copies, once the cell's folder is made
+        join_halves "$samples" "$bench/$folder-v36-$Q" "$sweeps/acc/$folder-v37-own-a-$Q" \
+            "$sweeps/acc/$folder-v37-own-b-$Q" "$bench/$folder-v37-$Q"
     done
     # v38 (38f013d): its 20 docqa design reads are v37's (replayed with v38: the same passages and answers), the
     # 25 held-out ones its own; its HotpotQA folders as v37's. Made once every read is in; the halves so far until
     # then. The goal check reads it only once adopted ("Toward v38": none of the goal's met criteria unmet)
-    a=$sweeps/acc/docqa-v38-own-a-$Q b=$sweeps/acc/docqa-v38-own-b-$Q
-    if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" = 25 ]; then
-        (cd "$main" && $carry --earlier "$bench/docqa-v37-$Q" --own "$a" --out "$sweeps/acc/docqa-v38-a-$Q" &&
-            $carry --earlier "$sweeps/acc/docqa-v38-a-$Q" --own "$b" --out "$bench/docqa-v38-$Q")
-        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
-    else
-        halves_so_far "$a" "$b"
-    fi
-    for cell in hqa50-seed1127:48 hqa400-seed1127:32; do
+    for cell in docqa:25 hqa50-seed1127:48 hqa400-seed1127:32; do
         IFS=: read -r folder samples <<< "$cell"
-        a=$sweeps/acc/$folder-v38-own-a-$Q b=$sweeps/acc/$folder-v38-own-b-$Q
-        if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" != "$samples" ]; then
-            halves_so_far "$a" "$b"
-            continue
-        fi
-        (cd "$main" && $carry --earlier "$bench/$folder-v37-$Q" --own "$a" --out "$sweeps/acc/$folder-v38-a-$Q" &&
-            $carry --earlier "$sweeps/acc/$folder-v38-a-$Q" --own "$b" --out "$bench/$folder-v38-$Q")
-        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
+        join_halves "$samples" "$bench/$folder-v37-$Q" "$sweeps/acc/$folder-v38-own-a-$Q" \
+            "$sweeps/acc/$folder-v38-own-b-$Q" "$bench/$folder-v38-$Q"
     done
     # overwrite's 48 at 50 documents read on one CPU, in the papers' order and with the chunk first: one folder
     # once all are in, the halves so far until then
