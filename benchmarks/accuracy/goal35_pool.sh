@@ -41,19 +41,6 @@ OW_HQA50=(a:0-23 b:24-47)
 jobs() {  # name|version|memread bench arguments, in the order they are taken
     # v36's reads of the HotpotQA acceptance samples its rule can reach ("Toward v36"), chosen samples through
     # bench_samples.py (the memread-v36-samples wrapper, which setup makes)
-    join_halves() {  # join_halves N EARLIER A B OUT: OUT holds EARLIER's records, then A's and B's own reads, once A
-        # and B hold N evidence records together (the partial copies then go); until then, their records so far
-        local n=$1 earlier=$2 a=$3 b=$4 out=$5
-        if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" != "$n" ]; then
-            halves_so_far "$a" "$b"
-            return 0
-        fi
-        local joined=$sweeps/acc/${out##*/}
-        joined=${joined%-$Q}-a-$Q
-        (cd "$main" && $carry --earlier "$earlier" --own "$a" --out "$joined" &&
-            $carry --earlier "$joined" --own "$b" --out "$out") || return 1
-        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
-    }
     local cell folder length samples indices
     for cell in "${V36_HQA[@]}"; do
         IFS=: read -r folder length samples indices <<< "$cell"
@@ -264,6 +251,19 @@ EOF
             [ -e "$f/scores.jsonl" ] && mkdir -p "$bench/${f##*/}" && cp "$f"/{run.json,scores.jsonl} "$bench/${f##*/}/"
         done
         return 0
+    }
+    join_halves() {  # join_halves N EARLIER A B OUT: OUT holds EARLIER's records, then A's and B's own reads, once A
+        # and B hold N evidence records together (the partial copies then go); until then, their records so far
+        local n=$1 earlier=$2 a=$3 b=$4 out=$5
+        if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" != "$n" ]; then
+            halves_so_far "$a" "$b"
+            return 0
+        fi
+        local joined=$sweeps/acc/${out##*/}
+        joined=${joined%-$Q}-a-$Q
+        (cd "$main" && $carry --earlier "$earlier" --own "$a" --out "$joined" &&
+            $carry --earlier "$joined" --own "$b" --out "$out") || return 1
+        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
     }
     local cell folder length samples indices
     for cell in "${V36_HQA[@]}"; do
