@@ -119,7 +119,7 @@ def test_the_list_questions_golds_are_the_items_code_finds_and_every_one_must_be
 
 def test_the_lookups_each_find_their_gold_with_their_check() -> None:
     found = own_questions.own_questions("lookup")
-    assert len(found) == 36 and {q["kind"] for q in found} == {"single", "paraphrase", "two-hop"}
+    assert len(found) == 48 and {q["kind"] for q in found} == {"single", "paraphrase", "two-hop"}
     assert all(list(q["check"]) == ["first"] for q in found)
     question = next(q for q in found if q["id"] == "own-lookup-05")
     assert own_questions.checked(question, "The --force-confask option requires dpkg to display the questions")
