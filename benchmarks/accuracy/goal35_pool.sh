@@ -33,6 +33,7 @@ V38_DOCQA_A=$V37_DOCQA_A
 V38_DOCQA_B=$V37_DOCQA_B
 # jobs whose folders results/bench holds whole: a new machine marks them done at setup, and never reads them again
 FINISHED=(hqa50-v36 hqa400-v36 docqa-v37-a docqa-v37-b hqa50-v37-a hqa50-v37-b hqa400-v37-a hqa400-v37-b
+          docqa-v38-a docqa-v38-b hqa50-v38-a hqa50-v38-b hqa400-v38-a hqa400-v38-b
           hqa50-ow-a hqa50-ow-b hqa50-cf-a hqa50-cf-b hqa400-v11 hqa400-base)
 # overwrite's 48 at 50 documents read again by v7 on the machine that read v37's, in halves (goal-35.md, "Overwrite's
 # 48 at 50 documents, read again on one CPU"): the rule's time condition then compares seconds of one CPU
@@ -310,7 +311,7 @@ EOF
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
     local candidate=v27 v
-    for v in v31 v32 v33 v35 v36 v37; do  # the latest version whose folders are made
+    for v in v31 v32 v33 v35 v36 v37 v38; do  # the latest version whose folders are made
         [ -e "$bench/docqa-$v-$Q/scores.jsonl" ] && [ -e "$bench/hqa50-seed1127-$v-$Q/scores.jsonl" ] &&
             [ -e "$bench/hqa400-seed1127-$v-$Q/scores.jsonl" ] && candidate=$v
     done
