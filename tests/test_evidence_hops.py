@@ -132,9 +132,11 @@ def test_a_bridge_on_a_records_header_is_as_much_about_the_question_as_the_recor
 def test_the_second_hops_round_ends_at_its_first_answer_where_its_bridge_is() -> None:
     result, steps = read(QUESTION)
     crossed = next(i for i, s in enumerate(steps) if "first hop" in s.summary)
-    assert "2.4-1" in steps[crossed + 1].chunk.text and steps[crossed + 1].decisions["found"]["answer"]
-    assert "confirmed" in steps[crossed + 2].decisions  # the select step at once: no passage read after it
-    assert steps[crossed + 2] is steps[-1] and result.answer.startswith("Tue, 03 Jan 2012")
+    # (the passage naming 2.4-1 as it reverts it may come first: these records' headers are not in the index)
+    answered = next(i for i in range(crossed + 1, len(steps)) if (steps[i].decisions.get("found") or {}).get("answer"))
+    assert "2.4-1" in steps[answered].chunk.text and answered <= crossed + 2
+    assert "confirmed" in steps[answered + 1].decisions  # the select step at once: no passage read after it
+    assert steps[answered + 1] is steps[-1] and result.answer.startswith("Tue, 03 Jan 2012")
 
 
 def test_the_first_hops_round_is_read_whole_though_its_first_passage_answers() -> None:

@@ -196,6 +196,25 @@ CHANGELOG = ("tool (2.0-2) unstable; urgency=low\n\n  * Fix the build on hurd.\n
              " -- Bob Example <bob@example.org>  Sun, 01 Jan 2012 10:00:00 +0100\n")
 
 
+def test_a_passage_naming_the_questions_identifier_comes_before_one_sharing_only_its_other_words() -> None:
+    """A test log: the question's rarer words head the log, the test it names is on one line of many alike, and
+    "excess-errors" is on every line: only the test's own name identifies its passage."""
+    from memread.strategies.evidence.ranking import Passages
+
+    log = "Test results of the optimization option sweep for libgomp\n"
+    log += "".join(f"FAIL: libgomp.fortran/case-{n}.f90   -O3  (test for excess errors)\n" for n in range(30))
+    log += "FAIL: libgomp.fortran/error-1.f90   -O  (test for excess errors)\n"
+    log += "".join(f"FAIL: libgomp.fortran/late-{n}.f90   -O2  (test for excess errors)\n" for n in range(30))
+    chunks = list(Chunker(CharTokenizer(), 400).chunks([Segment(log, Provenance("log", line_start=1))]))
+    held = next(c.index for c in chunks if "error-1.f90" in c.text)
+    passages = Passages(chunks)
+    assert 2 * len(passages.index.matching('"excess errors"')) >= len(passages)  # on every passage: no identifier
+    question = ("In the libgomp test results, at which optimization option did libgomp.fortran/error-1.f90 fail its "
+                "excess-errors test?")
+    assert passages.rank(question, [], skip=set(), limit=1)[0][0] == held
+    passages.close()
+
+
 def test_a_passage_that_begins_inside_a_record_is_read_under_the_records_first_line() -> None:
     from memread.strategies.evidence.ranking import Passages, open_record
 

@@ -111,12 +111,18 @@ class Passages:
         asked = dict(self.index.top(question, CANDIDATES + len(skip), grade_common=True))
         named = dict(self.index.top(" ".join(names), CANDIDATES + len(skip))) if names else {}
         # A passage holding one of the question's identifiers as written ("2.7-3", "urgency=high": words BM25 sees
-        # apart, or not at all when they are one character long) counts as much as half the best match.
+        # apart, or not at all when they are one character long) counts as much as the best match: it names what
+        # the question names, where the best match may only share its other words (a test log's
+        # "libgomp.fortran/error-1.f90" against "optimization option"). One half the passages hold identifies
+        # nothing ("excess-errors", in a test log's every "(test for excess errors)").
         best = max(asked.values(), default=0.0)
         exact: dict[int, float] = {}
         for phrase in identifier_phrases(question):
-            for chunk in self.index.matching(f'"{phrase}"')[:CANDIDATES + len(skip)]:
-                exact[chunk] = exact.get(chunk, 0.0) + best / 2
+            held = self.index.matching(f'"{phrase}"')
+            if 2 * len(held) >= len(self):
+                continue
+            for chunk in held[:CANDIDATES + len(skip)]:
+                exact[chunk] = exact.get(chunk, 0.0) + best
         scored = [(chunk, asked.get(chunk, 0.0) + named.get(chunk, 0.0) + exact.get(chunk, 0.0))
                   for chunk in {*asked, *named, *exact} if chunk not in skip]
         return sorted(scored, key=lambda item: (-item[1], item[0]))[:limit]
