@@ -280,7 +280,7 @@ class EvidenceStrategy(Strategy):
         """The round's check: shown only the lines its answers came from, does the model answer from them? Yes
         ends the reading; "not in the document" sends the question on to its next round, if any is left."""
         said = reading.step_answer(completion.text)
-        lines = "\n".join(f"{e.get('head', '')} {e['text']}" for e in state.get("evidence", []))
+        lines = keeping.searchable(state.get("evidence", []))
         confirmed = None
         if said and reading.repeats_question(said, question):  # no answer: the round's best answer stands
             confirmed = answer.best_found(question, state.get("candidates", []), stopping.round_start(state))
@@ -400,7 +400,7 @@ class EvidenceStrategy(Strategy):
         unconfirmed = self.answered_in_code(lane, question, state)  # settled so without a final call too
         if unconfirmed is not None:
             return unconfirmed, True
-        evidence = "\n".join(f"{e.get('head', '')} {e['text']}" for e in state.get("evidence", []))
+        evidence = keeping.searchable(state.get("evidence", []))
         return answer.settle_lookup(reply_answer, evidence, state.get("confirmed"), dates=asks_date(question),
                                     question=question), True
 

@@ -158,6 +158,12 @@ def for_model(entries: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(shown) if shown else prompts.NO_MEMORY
 
 
+def searchable(entries: Iterable[Mapping[str, Any]]) -> str:
+    """The kept lines as one text an answer is looked for in (the select step's and the final answer's): each
+    under its context, in the order kept."""
+    return "\n".join(f"{e.get('head', '')} {e['text']}" for e in entries)
+
+
 def line(entry: Mapping[str, Any]) -> str:
     where = short_place(str(entry["where"]))
     head = f" · {entry['head']}" if entry.get("head") and entry["head"] != entry["text"] else ""
