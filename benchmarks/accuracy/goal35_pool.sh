@@ -253,18 +253,24 @@ EOF
         done
         return 0
     }
-    join_halves() {  # join_halves N EARLIER A B OUT: OUT holds EARLIER's records, then A's and B's own reads, once A
-        # and B hold N evidence records together (the partial copies then go); until then, their records so far
-        local n=$1 earlier=$2 a=$3 b=$4 out=$5
-        if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl")" != "$n" ]; then
-            halves_so_far "$a" "$b"
+    join_reads() {  # join_reads N EARLIER OUT PART…: OUT holds EARLIER's records, then each PART's own reads in
+        # turn, once the PARTs hold N evidence records together (their partial copies then go); until then, their
+        # records so far
+        local n=$1 earlier=$2 out=$3 part joined scores=() i=0
+        shift 3
+        for part in "$@"; do scores+=("$part/scores.jsonl"); done
+        if [ "$(records "${scores[@]}")" != "$n" ]; then
+            halves_so_far "$@"
             return 0
         fi
-        local joined=$sweeps/acc/${out##*/}
-        joined=${joined%-$Q}-a-$Q
-        (cd "$main" && $carry --earlier "$earlier" --own "$a" --out "$joined" &&
-            $carry --earlier "$joined" --own "$b" --out "$out") || return 1
-        rm -rf "$bench/${a##*/}" "$bench/${b##*/}"
+        for part in "$@"; do
+            i=$((i + 1))
+            joined=$sweeps/acc/${out##*/}
+            [ "$i" = "$#" ] && joined=$out || joined=${joined%-$Q}-$i-$Q
+            (cd "$main" && $carry --earlier "$earlier" --own "$part" --out "$joined") || return 1
+            earlier=$joined
+        done
+        for part in "$@"; do rm -rf "${bench:?}/${part##*/}"; done
     }
     local cell folder length samples indices
     for cell in "${V36_HQA[@]}"; do
@@ -277,40 +283,35 @@ EOF
     # v37 (2d022d3): v36, a sentence opening with a connective kept with the one before, a list answer found as
     # the text lists it; it reads every acceptance sample again (two halves a cell) and the 20 design questions
     # (docqa-v37-design, its terms' reads); its folders are made once every read is in ("Toward v37")
-    local a=$sweeps/acc/docqa-v37-own-a-$Q b=$sweeps/acc/docqa-v37-own-b-$Q d=$sweeps/acc/docqa-v37-design-$Q
-    if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl" "$d/scores.jsonl")" = 45 ]; then
-        (cd "$main" && $carry --earlier "$bench/docqa-v36-$Q" --own "$a" --out "$sweeps/acc/docqa-v37-ab-$Q" &&
-            $carry --earlier "$sweeps/acc/docqa-v37-ab-$Q" --own "$b" --out "$sweeps/acc/docqa-v37-abb-$Q" &&
-            $carry --earlier "$sweeps/acc/docqa-v37-abb-$Q" --own "$d" --out "$bench/docqa-v37-$Q")
-    fi
+    join_reads 45 "$bench/docqa-v36-$Q" "$bench/docqa-v37-$Q" "$sweeps/acc/docqa-v37-own-a-$Q" \
+        "$sweeps/acc/docqa-v37-own-b-$Q" "$sweeps/acc/docqa-v37-design-$Q"
     for cell in hqa50-seed1127:48 hqa400-seed1127:32; do
         IFS=: read -r folder samples <<< "$cell"
-        join_halves "$samples" "$bench/$folder-v36-$Q" "$sweeps/acc/$folder-v37-own-a-$Q" \
-            "$sweeps/acc/$folder-v37-own-b-$Q" "$bench/$folder-v37-$Q"
+        join_reads "$samples" "$bench/$folder-v36-$Q" "$bench/$folder-v37-$Q" "$sweeps/acc/$folder-v37-own-a-$Q" \
+            "$sweeps/acc/$folder-v37-own-b-$Q"
     done
     # v38 (38f013d): its 20 docqa design reads are v37's (replayed with v38: the same passages and answers), the
     # 25 held-out ones its own; its HotpotQA folders as v37's. Made once every read is in; the halves so far until
     # then. The goal check reads it only once adopted ("Toward v38": none of the goal's met criteria unmet)
     for cell in docqa:25 hqa50-seed1127:48 hqa400-seed1127:32; do
         IFS=: read -r folder samples <<< "$cell"
-        join_halves "$samples" "$bench/$folder-v37-$Q" "$sweeps/acc/$folder-v38-own-a-$Q" \
-            "$sweeps/acc/$folder-v38-own-b-$Q" "$bench/$folder-v38-$Q"
+        join_reads "$samples" "$bench/$folder-v37-$Q" "$bench/$folder-v38-$Q" "$sweeps/acc/$folder-v38-own-a-$Q" \
+            "$sweeps/acc/$folder-v38-own-b-$Q"
     done
     # v39 (ba4160a): a rare identifier's passage counts as the best match. Its reach by code is one held-out docqa
     # question; the two held-out questions read in two hops are read again too (a bridge can be reached); no
     # HotpotQA sample ("Toward v39"). Read by hand from its worktree (docqa-v39-own-a: handbook-html-05 and
     # gcc-testlog-03, -b: octave-pdf-01; -design: the five reached design questions of its terms); its other
     # records are v38's
-    a=$sweeps/acc/docqa-v39-own-a-$Q b=$sweeps/acc/docqa-v39-own-b-$Q d=$sweeps/acc/docqa-v39-design-$Q
-    if [ "$(records "$a/scores.jsonl" "$b/scores.jsonl" "$d/scores.jsonl")" = 8 ]; then
-        (cd "$main" && $carry --earlier "$bench/docqa-v38-$Q" --own "$a" --out "$sweeps/acc/docqa-v39-a-$Q" &&
-            $carry --earlier "$sweeps/acc/docqa-v39-a-$Q" --own "$b" --out "$sweeps/acc/docqa-v39-ab-$Q" &&
-            $carry --earlier "$sweeps/acc/docqa-v39-ab-$Q" --own "$d" --out "$bench/docqa-v39-$Q")
+    join_reads 8 "$bench/docqa-v38-$Q" "$bench/docqa-v39-$Q" "$sweeps/acc/docqa-v39-own-a-$Q" \
+        "$sweeps/acc/docqa-v39-own-b-$Q" "$sweeps/acc/docqa-v39-design-$Q"
+    if [ -e "$bench/docqa-v39-$Q/scores.jsonl" ]; then
         chain hqa50-seed1127 v38 v39
         chain hqa400-seed1127 v38 v39
     fi
     # overwrite's 48 at 50 documents read on one CPU, in the papers' order and with the chunk first: one folder
     # once all are in, the halves so far until then
+    local a b
     for v in overwrite chunkfirst; do
         a=$sweeps/acc/hqa50-seed1127-$v-own-a-$Q b=$sweeps/acc/hqa50-seed1127-$v-own-b-$Q
         if [ "$(counted overwrite "$a/scores.jsonl" "$b/scores.jsonl")" = 48 ]; then
