@@ -79,3 +79,17 @@ def test_a_view_of_steps_without_bounds_counts_to_the_end_as_before() -> None:
     state.apply(StepStarted(step=0, chunk=first.chunk, lanes=(0,)), 0.0)
     state.apply(unbounded, 10.0)
     assert state.steps_left() == 19
+
+
+def test_a_short_documents_rounds_read_a_quarter_of_it_each() -> None:
+    # 14 passages, every one about a crane and none answering: rounds of 4 (a quarter, rounded up, at least 4)
+    short = list(Chunker(CharTokenizer(), 120).chunks(
+        [Segment(f"Page {n}: the crane {n} lifted the {TOPICS[n % 10]} onto the north quay before the tide.\n\n", Provenance("quay.pdf", page=n))
+         for n in range(1, 15)]))
+    assert len(short) == 14
+    events: list[Event] = run([ABSENT[0]], {}, chunks=short)[1]
+    reads = [e for e in events if isinstance(e, StepFinished)]
+    assert len(reads) == 2 * 4 and reads[-1].exit
+    assert reads[0].steps_left == (4 - 1) + 1 + (4 + 1)
+    events = run([ABSENT[0]], {}, chunks=short, round_share=1.0)[1]
+    assert len([e for e in events if isinstance(e, StepFinished)]) == 14  # rounds of 8: all there are

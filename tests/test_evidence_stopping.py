@@ -85,3 +85,15 @@ def test_the_steps_left_count_the_rounds_and_their_select_steps_never_past_the_u
     assert stopping.steps_left("count", stopping.COLLECT, {}, OPTIONS, unread=100) == 1 + 3
     assert stopping.steps_left("all", stopping.READ, {}, OPTIONS, unread=7) == 7
     assert stopping.steps_left("lookup", None, {}, OPTIONS, unread=7) == 0
+
+
+@pytest.mark.parametrize(("passages", "options", "size"), [
+    (21, EvidenceOptions(), 6),                     # a quarter of a short document, rounded up
+    (12, EvidenceOptions(), 4),                     # never fewer than four
+    (400, EvidenceOptions(), 8),                    # a long document: `passages`
+    (21, EvidenceOptions(passages=3), 3),           # never more than `passages`
+    (21, EvidenceOptions(round_share=1.0), 8),      # the share off: as before v40
+])
+def test_a_round_reads_at_most_a_share_of_a_short_document(passages: int, options: EvidenceOptions,
+                                                           size: int) -> None:
+    assert stopping.round_size(options, passages) == size

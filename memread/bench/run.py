@@ -100,8 +100,8 @@ class SweepResult:
 
 # Strategy options whose default changed what a run does, at the value they had before: a folder written before
 # run.json recorded its strategies' options ran them at these (and every other option at today's default).
-# (None since the evidence strategy was redesigned for issue 35: the option this held, ids, is gone with it.)
-OPTIONS_BEFORE: dict[str, dict[str, Any]] = {}
+# (round_share came with v40 of issue 35: before it a round was always ``passages``.)
+OPTIONS_BEFORE: dict[str, dict[str, Any]] = {"evidence": {"round_share": 1.0}}
 
 
 def strategy_options(methods: Sequence[str], given: Mapping[str, Any],

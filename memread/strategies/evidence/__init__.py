@@ -104,6 +104,11 @@ class EvidenceStrategy(Strategy):
             raise RuntimeError("the evidence strategy reads only after index()")
         return self._passages
 
+    @property
+    def _round(self) -> EvidenceOptions:
+        """The options as stopping reads them: a round of :func:`stopping.round_size` passages."""
+        return replace(self.options, passages=stopping.round_size(self.options, len(self.passages)))
+
     def mode(self, question: str) -> str:
         """lookup, all, or a :mod:`.collect` kind (count, list, first, last)."""
         if not self.options.exit_gate or self.options.mode == "all":
@@ -175,7 +180,7 @@ class EvidenceStrategy(Strategy):
     def _steps_left(self, question: str, state: State) -> int:
         """The steps the lane reads at most from ``state`` on (:func:`stopping.steps_left`)."""
         unread = max(read_limit(self.options.max_read, len(self.passages)) - len(state.get("read", [])), 0)
-        return stopping.steps_left(self.mode(question), self.phase(question, state), state, self.options, unread)
+        return stopping.steps_left(self.mode(question), self.phase(question, state), state, self._round, unread)
 
     def _anchor(self, question: str, state: State) -> int:
         """The chunk a step that reads no passage is shown at: its best answer's, else the last read."""
@@ -259,7 +264,7 @@ class EvidenceStrategy(Strategy):
         left = self._next_passage(question, new_state) is not None
         sure = stopping.sure(question, mode, found, state, chunk.index, whole=whole, early=self.options.early,
                              holding=lambda name: self.passages.holding_name(name, reading.snap))
-        exit_reason, changes = stopping.after_read(mode, state, new_state, self.options, left=left, sure=sure)
+        exit_reason, changes = stopping.after_read(mode, state, new_state, self._round, left=left, sure=sure)
         new_state.update(changes)
         new_state["done"] = bool(exit_reason)
         new_state["memory"] = keeping.render(evidence)
@@ -289,7 +294,7 @@ class EvidenceStrategy(Strategy):
                 reading.snap(said, lines, dates=asks_date(question)) or reading.copied(said, lines))
         rounds = int(state.get("rounds", 0)) + 1
         new_state = {**state, "select": False, "confirmed": confirmed, "rounds": rounds, "in_round": 0}
-        exit_reason = stopping.after_select(confirmed, rounds, self.options,
+        exit_reason = stopping.after_select(confirmed, rounds, self._round,
                                             left=lambda: self._next_passage(question, new_state) is not None)
         new_state["done"] = bool(exit_reason)
         summary = f"checked: the lines kept answer {confirmed!r}" if confirmed else "checked: the lines kept do not answer"

@@ -10,6 +10,10 @@ class EvidenceOptions:
     passages: int = field(default=8, metadata={
         "min": 1, "help": "passages a question reads, one a step, before the lines its answers came from are "
                           "checked (a round)"})
+    round_share: float = field(default=0.25, metadata={
+        "min": 0.0, "max": 1.0, "help": "the share of a document's passages a round reads at most (at least 4, never "
+                                        "more than passages): a short document is not read passage by passage "
+                                        "nearly whole; 1: a round is always `passages`"})
     rounds: int = field(default=2, metadata={
         "min": 1, "help": "rounds a question reads at most before it answers (each re-ranks with what was found)"})
     mode: str = field(default="auto", metadata={

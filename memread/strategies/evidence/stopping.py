@@ -10,6 +10,7 @@ stop.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -19,6 +20,15 @@ from memread.strategies.evidence.options import EvidenceOptions
 
 READ, SELECT, COLLECT = "read", "select", "collect"  # what a lane's next step does (None: it is done)
 ALL = "all"  # the mode that reads every chunk in document order
+ROUND_AT_LEAST = 4  # passages a round reads however short the document (unless ``passages`` is fewer)
+
+
+def round_size(options: EvidenceOptions, passages: int) -> int:
+    """The passages a round reads in a document of ``passages``: ``options.passages`` at most, and no more than
+    ``round_share`` of the document (rounded up, at least :data:`ROUND_AT_LEAST`). Each passage is a prompt of
+    its own, with the question and instruction again, so a round of eight in a document of twenty costs about as
+    much as a whole read of half of it (docqa-design.md, "Toward v40")."""
+    return min(options.passages, max(ROUND_AT_LEAST, math.ceil(options.round_share * passages)))
 
 
 def sure(question: str, mode: str, found: Mapping[str, Any] | None, state: Mapping[str, Any], chunk: int, *,
