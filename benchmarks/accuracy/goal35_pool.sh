@@ -31,6 +31,10 @@ V37_HQA=(hqa50-seed1127:50:48:a:0-23 hqa50-seed1127:50:48:b:24-47 hqa400-seed112
 # acceptance again the same way ("Toward v38"); its design reads are made by hand, before these
 V38_DOCQA_A=$V37_DOCQA_A
 V38_DOCQA_B=$V37_DOCQA_B
+# v40 (8ed7530; its memread is 0b43953's: a round reads at most a quarter of a short document) reaches every
+# HotpotQA sample at 50 documents and nothing else (by code, "Toward v40"): it reads seed 1127's 48 in the same
+# halves, with nothing else running (the default-strategy rule's time condition compares their seconds)
+V40_HQA=(a:0-23 b:24-47)
 # jobs whose folders results/bench holds whole: a new machine marks them done at setup, and never reads them again
 FINISHED=(hqa50-v36 hqa400-v36 docqa-v37-a docqa-v37-b hqa50-v37-a hqa50-v37-b hqa400-v37-a hqa400-v37-b
           docqa-v38-a docqa-v38-b hqa50-v38-a hqa50-v38-b hqa400-v38-a hqa400-v38-b
@@ -62,6 +66,11 @@ jobs() {  # name|version|memread bench arguments, in the order they are taken
         indices=$(seq -s, "${range%-*}" "${range#*-}")
         echo "hqa$length-v38-$half|v38-samples|--indices $indices -- bench hqa --lengths $length --samples $samples --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/$folder-v38-own-$half-$Q"
     done
+    for cell in "${V40_HQA[@]}"; do
+        IFS=: read -r half range <<< "$cell"
+        indices=$(seq -s, "${range%-*}" "${range#*-}")
+        echo "hqa50-v40-$half|v40-samples|--indices $indices -- bench hqa --lengths 50 --samples 48 --methods evidence --threads 1 --data-seed 1127 --model $Q --out acc/hqa50-seed1127-v40-own-$half-$Q"
+    done
     # then the same samples with the chunk first (layout-default.md): whether several questions can share by default
     local read job folder_of layout
     for read in "ow:overwrite:" "cf:chunkfirst: --layout chunk-first"; do
@@ -91,7 +100,7 @@ setup() {
     mkdir -p "$sweeps"/{bin,acc,claim,done} /work/wt
     local f
     # a new machine resumes from the committed scores (v37's cell halves: while their cell is being read)
-    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q {hqa50,hqa400}-seed1127-v3{7,8}-own-{a,b}-$Q docqa-v38-own-{a,b}-$Q hqa50-seed1127-{overwrite,chunkfirst}-own-{a,b}-$Q; do
+    for f in hqa400-seed1127-v11-$Q hqa400-seed1127-$Q {hqa50,hqa400}-seed1127-v3{7,8}-own-{a,b}-$Q docqa-v38-own-{a,b}-$Q hqa50-seed1127-{overwrite,chunkfirst,v40}-own-{a,b}-$Q; do
         if [ ! -d "$sweeps/acc/$f" ] && [ -e "$main/benchmarks/results/bench/$f/scores.jsonl" ]; then
             mkdir -p "$sweeps/acc/$f" && cp "$main/benchmarks/results/bench/$f"/{run.json,scores.jsonl} "$sweeps/acc/$f/"
         fi
@@ -110,13 +119,14 @@ setup() {
     [ -d /work/wt/v36 ] || git -C "$main" worktree add -q --detach /work/wt/v36 471ec86
     [ -d /work/wt/v37 ] || git -C "$main" worktree add -q --detach /work/wt/v37 2d022d3
     [ -d /work/wt/v38 ] || git -C "$main" worktree add -q --detach /work/wt/v38 38f013d
-    for v in v7 v11 v12 v36 v37 v38; do  # cwd must not hold another memread: the wrappers run from $sweeps
+    [ -d /work/wt/v40 ] || git -C "$main" worktree add -q --detach /work/wt/v40 8ed7530
+    for v in v7 v11 v12 v36 v37 v38 v40; do  # cwd must not hold another memread: the wrappers run from $sweeps
         printf '#!/usr/bin/env bash\nPYTHONPATH=/work/wt/%s exec %s -m memread "$@"\n' "$v" "$py" \
             > "$sweeps/bin/memread-$v"
         chmod +x "$sweeps/bin/memread-$v"
     done
     # a job's arguments follow "bench": this one drops it and runs bench_samples.py, which runs memread bench
-    for v in v36 v37 v38 v7; do  # v7 predates bench_samples.py: it runs v37's, which imports v7's memread
+    for v in v36 v37 v38 v40 v7; do  # v7 predates bench_samples.py: it runs v37's, which imports v7's memread
         printf '#!/usr/bin/env bash\nshift\nPYTHONPATH=/work/wt/%s exec %s /work/wt/%s/benchmarks/accuracy/bench_samples.py "$@"\n' \
             "$v" "$py" "$( [ $v = v7 ] && echo v37 || echo $v )" > "$sweeps/bin/memread-$v-samples"
         chmod +x "$sweeps/bin/memread-$v-samples"
@@ -309,6 +319,14 @@ EOF
         chain hqa50-seed1127 v38 v39
         chain hqa400-seed1127 v38 v39
     fi
+    # v40 (8ed7530): a round reads at most a quarter of a short document; it reads HotpotQA's 48 at 50 documents
+    # again (two halves), and its docqa and 400-document folders carry v39's records (no reach, "Toward v40")
+    join_reads 48 "$bench/hqa50-seed1127-v39-$Q" "$bench/hqa50-seed1127-v40-$Q" \
+        "$sweeps/acc/hqa50-seed1127-v40-own-a-$Q" "$sweeps/acc/hqa50-seed1127-v40-own-b-$Q"
+    if [ -e "$bench/hqa50-seed1127-v40-$Q/scores.jsonl" ]; then
+        chain docqa v39 v40
+        chain hqa400-seed1127 v39 v40
+    fi
     # overwrite's 48 at 50 documents read on one CPU, in the papers' order and with the chunk first: one folder
     # once all are in, the halves so far until then
     local a b
@@ -321,7 +339,7 @@ EOF
             halves_so_far "$a" "$b"
         fi
     done
-    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36,37,38,39}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
+    for f in "$docqa" "$bench"/{docqa,hqa50-seed1127,hqa400-seed1127}-v{12,13,14,15,16,17,21,22,24,25,26,27,31,32,33,35,36,37,38,39,40}-$Q "$bench"/hqa400-seed1127{-v11,}-$Q; do
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
     local candidate=v27 v
