@@ -43,8 +43,8 @@ from memread.traces import TraceWriter, read_trace
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "docs" / "sample" / "harbour-report.md"
 QUESTION = "How many days was the Widow's Pier closed after the February storm?"
-SMALL = ["--chunk-tokens", "200", "--memory-tokens", "32", "--final-tokens", "24", "--temperature", "0",
-         "--threads", "1"]
+SMALL = ["--strategy", "overwrite", "--chunk-tokens", "200", "--memory-tokens", "32", "--final-tokens", "24",
+         "--temperature", "0", "--threads", "1"]
 
 
 @pytest.fixture()
@@ -56,8 +56,8 @@ def short_report(tmp_path: Path) -> Path:
     return path
 
 
-SHORT = ["--chunk-tokens", "160", "--memory-tokens", "24", "--final-tokens", "16", "--temperature", "0",
-         "--threads", "1"]
+SHORT = ["--strategy", "overwrite", "--chunk-tokens", "160", "--memory-tokens", "24", "--final-tokens", "16",
+         "--temperature", "0", "--threads", "1"]
 
 
 def one_error(err: str) -> str:
@@ -159,7 +159,7 @@ def test_enospc_from_the_kernel_mid_run_keeps_every_completed_step(tmp_path: Pat
 
     backend = FakeBackend(lambda request: "the tide rose" if "<section>" in request.messages[-1].content
                           else "\\boxed{4}")
-    loop = Loop(backend, ["How high was the tide?"], LoopSettings(chunk_tokens=100, memory_tokens=20),
+    loop = Loop(backend, ["How high was the tide?"], LoopSettings(strategy="overwrite", chunk_tokens=100, memory_tokens=20),
                 sinks=[writer, fill_the_disk])
     with pytest.raises(TraceError) as raised:
         loop.run(_pages(5))
@@ -209,7 +209,7 @@ def test_any_exception_from_an_engine_becomes_a_backend_error_with_the_run_kept(
         return "memory"
 
     events: list[Event] = []
-    loop = Loop(FakeBackend(broken), ["How high?"], LoopSettings(chunk_tokens=100), sinks=[events.append])
+    loop = Loop(FakeBackend(broken), ["How high?"], LoopSettings(strategy="overwrite", chunk_tokens=100), sinks=[events.append])
     with pytest.raises(BackendError) as raised:
         loop.run(_pages(4))
     assert raised.value.exit_status == 4
@@ -227,7 +227,7 @@ def test_a_server_killed_mid_run_exits_4_and_the_run_resumes_when_it_is_back(
     trace = tmp_path / "run.jsonl"
     env, log = no_network_env(tmp_path)  # the chosen endpoint is on loopback: nothing else may be contacted
     run = subprocess.Popen([sys.executable, "-m", "memread", "ask", str(short_report), QUESTION, "--backend",
-                            "openai", "--base-url", server.url, "--chunk-tokens", "160", "--memory-tokens", "24",
+                            "openai", "--base-url", server.url, "-s", "overwrite", "--chunk-tokens", "160", "--memory-tokens", "24",
                             "--final-tokens", "16", "--temperature", "0", "--trace", str(trace)],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

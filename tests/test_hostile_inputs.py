@@ -548,7 +548,7 @@ def test_ask_stops_at_damage_found_mid_stream_and_keeps_the_run(tmp_path: Path, 
 
     packed = gzip.compress("".join(log_lines(12)).encode())
     trace = tmp_path / "run.jsonl"
-    result = memread("ask", "-", "Which worker logged an error?", "--model", str(smollm2_path),
+    result = memread("ask", "-", "Which worker logged an error?", "--model", str(smollm2_path), "-s", "overwrite",
                      "--chunk-tokens", "100", "--memory-tokens", "24", "--final-tokens", "16", "--temperature", "0",
                      "--threads", "1", "--trace", str(trace), "--quiet", stdin=packed[: int(len(packed) * 0.8)],
                      timeout=180)

@@ -125,7 +125,7 @@ def test_llamacpp_tokenizes_control_strings_in_a_chunk_as_text(smollm2_backend: 
     clean = HOSTILE_CHAT
     for s in CONTROLS:
         clean = clean.replace(s, " ")
-    loop = Loop(smollm2_backend, ["What is the balance?"])
+    loop = Loop(smollm2_backend, ["What is the balance?"], LoopSettings(strategy="overwrite"))
     assert loop.backend is smollm2_backend  # no guard needed: contents are tokenized as text
     prompt = loop.strategy.plan_step(0, "What is the balance?", loop.strategy.initial_state(),
                                      pages(HOSTILE_CHAT)[0]).prompt

@@ -143,7 +143,7 @@ def test_a_prompt_that_cannot_fit_is_refused_before_any_model_call() -> None:
 
 
 def test_a_chunk_over_the_budget_is_refused() -> None:
-    loop = Loop(FakeBackend(model), QUESTIONS, LoopSettings(chunk_tokens=20))
+    loop = Loop(FakeBackend(model), QUESTIONS, LoopSettings(strategy="overwrite", chunk_tokens=20))
     with pytest.raises(BudgetError):
         loop.run(chunks())
 
@@ -174,7 +174,7 @@ def test_events_are_well_formed_and_ordered(strategy: str) -> None:
 def test_a_missing_box_is_answered_with_the_whole_reply_and_a_warning() -> None:
     backend = FakeBackend(lambda r: "It was Ada." if r.messages[-1].content.endswith("Your answer:\n") else "m")
     events: list[Event] = []
-    [result] = Loop(backend, ["Who?"], LoopSettings(chunk_tokens=100), [events.append]).run(chunks()[:1])
+    [result] = Loop(backend, ["Who?"], LoopSettings(strategy="overwrite", chunk_tokens=100), [events.append]).run(chunks()[:1])
     assert result.answer == "It was Ada." and not result.boxed
     answered = [e for e in events if isinstance(e, Answered)][0]
     assert answered.warnings and "\\boxed{}" in answered.warnings[0]
@@ -187,14 +187,14 @@ def test_the_final_reply_is_begun_with_a_box_on_a_backend_that_continues_replies
 
     backend = FakeBackend(bare, continues_replies=True)
     events: list[Event] = []
-    [result] = Loop(backend, ["Who?"], LoopSettings(chunk_tokens=100), [events.append]).run(chunks()[:2])
+    [result] = Loop(backend, ["Who?"], LoopSettings(strategy="overwrite", chunk_tokens=100), [events.append]).run(chunks()[:2])
     assert [r.reply_start for r in backend.requests] == ["", "", "\\boxed{"]  # the answer only, not the memory
     assert result.answer == "Ada" and result.boxed and result.reply == "\\boxed{Ada}"
     assert [e for e in events if isinstance(e, Answered)][0].reply == "\\boxed{Ada}"  # traces show the whole reply
 
     # --answer-start '' lets the model begin; a backend that cannot continue a reply is asked as before.
-    for settings, continues in ((LoopSettings(chunk_tokens=100, answer_start=""), True),
-                                (LoopSettings(chunk_tokens=100), False)):
+    for settings, continues in ((LoopSettings(strategy="overwrite", chunk_tokens=100, answer_start=""), True),
+                                (LoopSettings(strategy="overwrite", chunk_tokens=100), False)):
         backend = FakeBackend(bare, continues_replies=continues)
         [result] = Loop(backend, ["Who?"], settings).run(chunks()[:2])
         assert backend.requests[-1].reply_start == "" and result.answer == "Ada" and not result.boxed
@@ -252,7 +252,7 @@ def test_a_backend_failure_finishes_the_run_as_failed_and_is_raised() -> None:
 
     events: list[Event] = []
     with pytest.raises(BackendError):
-        Loop(FakeBackend(failing), ["Q?"], LoopSettings(chunk_tokens=100, seed=0), [events.append]).run(chunks())
+        Loop(FakeBackend(failing), ["Q?"], LoopSettings(strategy="overwrite", chunk_tokens=100, seed=0), [events.append]).run(chunks())
     assert isinstance(events[-1], RunFinished) and events[-1].status == "failed"
     assert events[-1].error == "the server went away" and events[-1].chunks_read == 2
 
@@ -310,7 +310,7 @@ def test_completion_objects_from_the_script_are_used_as_is() -> None:
     canned = Completion("memory text", "length", prompt_tokens=5, completion_tokens=64)
     backend = FakeBackend([canned, "\\boxed{x}"])
     events: list[Event] = []
-    Loop(backend, ["Q?"], LoopSettings(chunk_tokens=100), [events.append]).run(chunks()[:1])
+    Loop(backend, ["Q?"], LoopSettings(strategy="overwrite", chunk_tokens=100), [events.append]).run(chunks()[:1])
     step = [e for e in events if isinstance(e, StepFinished)][0]
     assert step.truncated and step.completion_tokens == 64
 
@@ -360,6 +360,6 @@ def test_smollm2_reads_a_small_report_end_to_end(strategy: str, smollm2_backend)
 def test_an_empty_box_is_answered_with_a_warning() -> None:
     backend = FakeBackend(lambda r: "\\boxed{}" if r.messages[-1].content.endswith("Your answer:\n") else "m")
     events: list[Event] = []
-    [result] = Loop(backend, ["Who?"], LoopSettings(chunk_tokens=100), [events.append]).run(chunks()[:1])
+    [result] = Loop(backend, ["Who?"], LoopSettings(strategy="overwrite", chunk_tokens=100), [events.append]).run(chunks()[:1])
     assert result.answer == "" and result.boxed
     assert [e for e in events if isinstance(e, Answered)][0].warnings == ("the final \\boxed{} is empty",)

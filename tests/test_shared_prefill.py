@@ -191,8 +191,8 @@ def test_several_questions_read_in_one_run_end_as_each_read_alone_from_a_cold_st
         smollm2_path: Path, fresh: list[LlamaCppBackend]) -> None:
     text = REPORT[:1601]  # two chunks
     document = Document("report", "text", lambda _doc: iter([Segment(text, Provenance("report", line_start=1))]))
-    settings = LoopSettings(chunk_tokens=220, memory_tokens=24, final_tokens=12, temperature=0.0, seed=5,
-                            layout="chunk-first")
+    settings = LoopSettings(strategy="overwrite", chunk_tokens=220, memory_tokens=24, final_tokens=12,
+                            temperature=0.0, seed=5, layout="chunk-first")
 
     def run(backend: LlamaCppBackend, questions: tuple[str, ...]) -> list[Event]:
         events: list[Event] = []

@@ -69,8 +69,8 @@ def script() -> Iterator[Script]:
 
 
 def ask(document: Path, trace: Path) -> tuple[int, str, str]:
-    return run_memread("ask", str(document), QUESTION, "--backend", "fake", "--chunk-tokens", "240",
-                       "--memory-tokens", "40", "--json", "--trace", str(trace))
+    return run_memread("ask", str(document), QUESTION, "--backend", "fake", "-s", "overwrite", "--chunk-tokens",
+                       "240", "--memory-tokens", "40", "--json", "--trace", str(trace))
 
 
 def memories(trace: Path) -> list[str]:

@@ -127,7 +127,7 @@ def test_the_gated_exit_gate_ends_the_episode_at_the_lamp_and_the_rest_is_counte
 
 
 def test_a_system_message_and_a_begun_answer_are_sent_as_memread_ask_sends_them() -> None:
-    settings = Settings(chunk_tokens=48, memory_tokens=200, final_tokens=60, system="Be brief.",
+    settings = Settings(strategy="overwrite", chunk_tokens=48, memory_tokens=200, final_tokens=60, system="Be brief.",
                         answer_start="\\boxed{")
     result, chat, _requests = episode(settings)
     assert all(messages[0] == Message("system", "Be brief.") for messages, _begun in chat.sent)
@@ -137,7 +137,7 @@ def test_a_system_message_and_a_begun_answer_are_sent_as_memread_ask_sends_them(
 
 
 def test_a_reply_cut_by_its_cap_is_truncated_and_its_ids_are_kept_as_generated() -> None:
-    settings = Settings(chunk_tokens=48, memory_tokens=10, final_tokens=60)
+    settings = Settings(strategy="overwrite", chunk_tokens=48, memory_tokens=10, final_tokens=60)
     result, _chat, _requests = episode(settings)
     first = result.memory_turns[0]
     assert first.truncated and len(first.response_ids) == 10
@@ -162,7 +162,7 @@ def test_a_stop_string_cuts_the_text_the_strategy_reads_not_the_ids() -> None:
 
 def test_a_prompt_over_the_trainers_limit_is_refused_not_cut() -> None:
     with pytest.raises(BudgetError, match="over the 100-token limit"):
-        episode(Settings(chunk_tokens=48, memory_tokens=200, final_tokens=60), prompt_limit=100)
+        episode(Settings(strategy="overwrite", chunk_tokens=48, memory_tokens=200, final_tokens=60), prompt_limit=100)
 
 
 def test_a_strategy_that_chooses_its_reading_order_is_not_trained() -> None:
