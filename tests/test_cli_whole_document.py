@@ -57,7 +57,7 @@ def test_a_model_trained_for_a_strategy_reads_with_it_unless_told_otherwise(
     run_memread("ask", str(tmp_path), "q", "--model", str(model), "-s", "overwrite")
     run_memread("ask", str(tmp_path), "q", "--model", "BytedTsinghua-SIA/RL-MemoryAgent-14B", "--backend", "openai")
     run_memread("ask", str(tmp_path), "q")
-    assert [r.settings.strategy for r in asked] == ["callback", "overwrite", "overwrite", "overwrite"]
+    assert [r.settings.strategy for r in asked] == ["callback", "overwrite", "overwrite", "evidence"]
     monkeypatch.setenv("MEMREAD_STRATEGY", "gated")
     run_memread("ask", str(tmp_path), "q", "--model", str(model))
     assert asked[-1].settings.strategy == "gated"

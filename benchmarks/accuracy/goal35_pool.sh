@@ -343,7 +343,7 @@ EOF
         [ -e "$f/scores.jsonl" ] && (cd "$main" && python -m memread bench --report --out "$f" >/dev/null)
     done
     local candidate=v27 v
-    for v in v31 v32 v33 v35 v36 v37 v38 v39; do  # the latest version whose folders are made
+    for v in v31 v32 v33 v35 v36 v37 v38 v39 v40; do  # the latest version whose folders are made
         [ -e "$bench/docqa-$v-$Q/scores.jsonl" ] && [ -e "$bench/hqa50-seed1127-$v-$Q/scores.jsonl" ] &&
             [ -e "$bench/hqa400-seed1127-$v-$Q/scores.jsonl" ] && candidate=$v
     done

@@ -52,8 +52,7 @@ def ask(
 
     asked = ([question] if question else []) + list(questions)
     trained_as = trained_for(shared.model)
-    trained = None if strategy else trained_as
-    chosen = strategy or trained or defaults.STRATEGY
+    chosen = strategy or trained_as or defaults.STRATEGY
     loop = shared.loop_settings()
     if shared.layout is None:  # several questions share each chunk's prefill, unless the model was trained otherwise
         loop["layout"] = defaults.default_layout(len(asked), trained_as is not None)
@@ -71,9 +70,7 @@ def ask(
         write_trace=not no_trace,
         resume=resume,
     )
-    # memread's own default, not the user's choice or the model's training: a long read gets a note
-    run_ask(request, Output(json=json_output, quiet=quiet, progress=progress),
-            default_strategy=strategy is None and trained is None)
+    run_ask(request, Output(json=json_output, quiet=quiet, progress=progress))
 
 
 def trained_for(model: str | None) -> str | None:

@@ -17,9 +17,6 @@ from memread.run import ReadRequest, Run, request_from_trace
 from memread.settings import check_choice
 
 PROGRESS_MODES = ("auto", "live", "plain", "none")
-# A read in document order past this many tokens gets a note: the issue that set it measured 20+ minutes for a
-# 100K-token manual on two CPU cores with the default strategy.
-LONG_READ_TOKENS = 100_000
 
 
 @dataclass(frozen=True)
@@ -40,27 +37,8 @@ def _print_answers(env: Environment, results: list[Any]) -> None:
         env.out(" ".join(answer.split()) if len(results) > 1 else answer.strip())
 
 
-def long_read_note(request: ReadRequest, total: int | None) -> str | None:
-    """For a strategy that reads in document order: a note when it will put a long document through the model
-    chunk by chunk, naming the strategy that reads only the passages that match (None when short or unknown)."""
-    from memread.strategies import strategy_class
-
-    kind = strategy_class(request.settings.strategy)
-    if total is None or kind.chooses_order:
-        return None
-    tokens = total * (request.settings.chunk_tokens or kind.default_chunk_tokens)
-    if tokens < LONG_READ_TOKENS:
-        return None
-    return (f"note: {request.settings.strategy}, the default strategy, puts all {total:,} chunks of this document "
-            f"(up to {tokens:,} tokens) through the model; `--strategy evidence` reads only the passages that "
-            "match the question")
-
-
-def run_ask(request: ReadRequest, output: Output | None = None, env: Environment | None = None, *,
-            default_strategy: bool = False) -> None:
-    """Run ``memread ask``. Raises MemreadError (printed by the app) or typer.Exit for Ctrl-C (130).
-    ``default_strategy``: the strategy is memread's default, not the user's choice or the model's training (then a
-    long read in document order gets :func:`long_read_note`)."""
+def run_ask(request: ReadRequest, output: Output | None = None, env: Environment | None = None) -> None:
+    """Run ``memread ask``. Raises MemreadError (printed by the app) or typer.Exit for Ctrl-C (130)."""
     import typer
 
     from memread.cli.cmd_models import pull_progress
@@ -79,9 +57,6 @@ def run_ask(request: ReadRequest, output: Output | None = None, env: Environment
         for warning in run.warnings:
             env.err(f"warning: {warning}")
         total = run.count_chunks() if output.progress != "none" and not output.quiet else None
-        note = long_read_note(request, total) if default_strategy and run.resumed is None else None
-        if note is not None:
-            env.err(note)
         view = progress_sink(env, mode=output.progress, quiet=output.quiet, total=total,
                              tokenizer=run.backend.tokenizer, history=run.history)
         try:
