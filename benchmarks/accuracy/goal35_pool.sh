@@ -37,7 +37,7 @@ V38_DOCQA_B=$V37_DOCQA_B
 V40_HQA=(a:0-23 b:24-47)
 # jobs whose folders results/bench holds whole: a new machine marks them done at setup, and never reads them again
 FINISHED=(hqa50-v36 hqa400-v36 docqa-v37-a docqa-v37-b hqa50-v37-a hqa50-v37-b hqa400-v37-a hqa400-v37-b
-          docqa-v38-a docqa-v38-b hqa50-v38-a hqa50-v38-b hqa400-v38-a hqa400-v38-b
+          docqa-v38-a docqa-v38-b hqa50-v38-a hqa50-v38-b hqa400-v38-a hqa400-v38-b hqa50-v40-a hqa50-v40-b
           hqa50-ow-a hqa50-ow-b hqa50-cf-a hqa50-cf-b hqa400-v11 hqa400-base)
 # overwrite's 48 at 50 documents read again by v7 on the machine that read v37's, in halves (goal-35.md, "Overwrite's
 # 48 at 50 documents, read again on one CPU"): the rule's time condition then compares seconds of one CPU
