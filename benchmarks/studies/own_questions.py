@@ -111,24 +111,31 @@ def document_text(doc: str) -> str:
 
 
 def ask(question: dict[str, Any], *, strategy: str, model: str | None, threads: int,
-        traces: Path | None = None) -> dict[str, Any]:
+        traces: Path | None = None, source: Path | None = None,
+        options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Read the question's document (or ``source``, another file) with ``strategy`` and its ``options``: the
+    answer, whether it is right, the seconds, the prompt tokens and steps of the read."""
     from memread.bench.docqa import document_path
+    from memread.events import Answered, StepFinished
     from memread.run import ReadRequest, Run
     from memread.settings import Settings
 
-    source = str(document_path(question["doc"]))
-    request = ReadRequest(source=source, questions=[question["question"]], settings=Settings(strategy=strategy),
-                          model=model, backend_options={"n_threads": threads}, write_trace=traces is not None,
+    request = ReadRequest(source=str(source or document_path(question["doc"])), questions=[question["question"]],
+                          settings=Settings(strategy=strategy, options=dict(options or {})), model=model,
+                          backend_options={"n_threads": threads}, write_trace=traces is not None,
                           trace=traces / f"{question['id']}.jsonl" if traces is not None else None)
+    events: list[Any] = []
     started = time.perf_counter()
     run = Run(request.validated())
     try:
-        result = run.read()[0]
+        result = run.read(sinks=[events.append])[0]
     finally:
         run.close()
     answer = result.answer or ""  # an absent question's gold is docqa's ABSENT_GOLD: right when it says so
     return {"id": question["id"], "doc": question["doc"], "strategy": strategy, "answer": answer,
-            "right": right(question, answer), "seconds": round(time.perf_counter() - started, 1)}
+            "right": right(question, answer), "seconds": round(time.perf_counter() - started, 1),
+            "prompt_tokens": sum(e.prompt_tokens for e in events if isinstance(e, (StepFinished, Answered))),
+            "steps": sum(isinstance(e, StepFinished) for e in events)}
 
 
 def table(rows: Sequence[dict[str, Any]], absent: bool = True) -> str:

@@ -23,7 +23,6 @@ import random
 import re
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -53,27 +52,6 @@ def window(question: dict[str, Any], text: str, spans: Sequence[tuple[int, int]]
             end = text.find("\n", start + chars)
             return text[start:end if end > 0 else len(text)]
     return None
-
-
-def ask(path: Path, question: str, options: dict[str, Any], threads: int) -> dict[str, Any]:
-    from memread.run import ReadRequest, Run
-    from memread.settings import Settings
-
-    events: list[Any] = []
-    request = ReadRequest(source=str(path), questions=[question],
-                          settings=Settings(strategy="evidence", options=options),
-                          backend_options={"n_threads": threads}, write_trace=False)
-    started = time.perf_counter()
-    run = Run(request.validated())
-    try:
-        result = run.read(sinks=[events.append])[0]
-    finally:
-        run.close()
-    tokens = sum(int(getattr(e, "prompt_tokens", 0) or 0) for e in events
-                 if type(e).__name__ in ("StepFinished", "Answered"))
-    steps = sum(1 for e in events if type(e).__name__ == "StepFinished")
-    return {"answer": result.answer or "", "seconds": round(time.perf_counter() - started, 1),
-            "prompt_tokens": tokens, "steps": steps}
 
 
 def parse_option(text: str) -> tuple[str, dict[str, Any]]:
@@ -107,7 +85,7 @@ def table(rows: Sequence[dict[str, Any]], settings: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from benchmarks.studies.own_questions import document_text, own_questions, right
+    from benchmarks.studies.own_questions import ask, document_text, own_questions
     from benchmarks.studies.regions import hidden
     from memread.version import code_id
 
@@ -147,9 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for setting, options in settings:
                 if (question["id"], setting) in done:
                     continue
-                row = {"id": question["id"], "setting": setting, "chars": args.chars, "code": code,
-                       **ask(path, question["question"], options, args.threads)}
-                row["right"] = right(question, row["answer"])
+                row = {**ask(question, strategy="evidence", model=None, threads=args.threads, source=path,
+                             options=options),
+                       "setting": setting, "chars": args.chars, "code": code}
                 with args.cache.open("a", encoding="utf-8") as out:
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 done[question["id"], setting] = row
