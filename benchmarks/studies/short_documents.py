@@ -55,8 +55,12 @@ def window(question: dict[str, Any], text: str, spans: Sequence[tuple[int, int]]
 
 
 def parse_option(text: str) -> tuple[str, dict[str, Any]]:
+    """``NAME=VALUE`` (VALUE as JSON) as (the setting's label, its options); ValueError when it is not one."""
     name, _, value = text.partition("=")
-    return text, {name: json.loads(value)}
+    try:
+        return text, {name: json.loads(value)}
+    except json.JSONDecodeError:
+        raise ValueError(f"--option {text!r}: give NAME=VALUE with a JSON value, e.g. round_share=0.25") from None
 
 
 def table(rows: Sequence[dict[str, Any]], settings: Sequence[str]) -> str:
@@ -99,7 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     wanted = args.questions.split(",")
     questions = [q for q in own_questions("lookup") if q["id"] in wanted]
-    settings = [parse_option(text) for text in args.option]
+    try:
+        settings = [parse_option(text) for text in args.option]
+    except ValueError as error:
+        parser.error(str(error))
     code = code_id()
     done = {}
     if args.cache.is_file():
