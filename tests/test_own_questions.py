@@ -124,11 +124,3 @@ def test_the_lookups_each_find_their_gold_with_their_check() -> None:
     question = next(q for q in found if q["id"] == "own-lookup-05")
     assert own_questions.checked(question, "The --force-confask option requires dpkg to display the questions")
     assert not own_questions.checked(question, "The --force-confdef option requires dpkg to pick the default")
-
-
-def test_select_probe_refuses_a_case_without_its_gold_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from benchmarks.studies import select_probe
-
-    with pytest.raises(SystemExit) as stopped:
-        select_probe.main(["missing-trace.jsonl"])
-    assert stopped.value.code == 2 and "TRACE.jsonl=GOLD" in capsys.readouterr().err

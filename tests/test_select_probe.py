@@ -1,0 +1,105 @@
+"""benchmarks/studies/select_probe.py: the select steps it rebuilds from a trace, the prompts of its variants, and
+the answer each reply settles to (no model or document here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.studies import select_probe
+
+QUESTION = "Which dpkg-buildpackage switch can change which bugs get closed?"
+
+
+def entry(step: int, text: str, how: str = "answer", start: int = 0) -> dict[str, object]:
+    return {"chunk": step, "start": start, "end": start + len(text), "text": text, "head": "5. Managing Packages",
+            "step": step, "how": how}
+
+
+STATE = {
+    "evidence": [entry(1, "Unless specified differently by the -v switch to dpkg-buildpackage, only the bugs closed "
+                          "in the most recent changelog entry are closed."),
+                 entry(2, "The way to invoke dpkg-buildpackage is as dpkg-buildpackage -B -m porter-email."),
+                 entry(3, "Responding to bugs is described below.", how="near")],
+    "candidates": [{"answer": "-v", "step": 1, "support": 6}, {"answer": "-B", "step": 2, "support": 2},
+                   {"answer": None, "step": 3, "support": 3}],
+    "read": [1, 2, 3], "in_round": 3,
+}
+
+
+def trace(tmp_path: Path) -> Path:
+    """A read with two select steps: each after the read step whose state it starts from."""
+    def select(step: int, question: str) -> dict[str, object]:
+        return {"type": "step_finished", "step": step, "state": {}, "decisions": {"check": "x", "confirmed": None},
+                "prompt": f"Lines.\n\nQuestion: {question}\n\nAnswer with the exact words of the lines, in \\boxed{{}}."}
+    records = [{"type": "header", "questions": [QUESTION]},
+               {"type": "step_finished", "step": 0, "state": {**STATE, "evidence": STATE["evidence"][:1]},
+                "decisions": {"answer": "-v"}},
+               select(1, "first round's question"),
+               {"type": "step_finished", "step": 2, "state": STATE, "decisions": {"answer": "-B"}},
+               select(3, QUESTION)]
+    path = tmp_path / "own-lookup-29.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_each_select_step_is_rebuilt_from_the_state_before_it(tmp_path: Path) -> None:
+    path = trace(tmp_path)
+    every = select_probe.select_states(path, every=True)
+    assert [(question, step) for question, _, step in every] == [("first round's question", 1), (QUESTION, 3)]
+    assert len(every[0][1]["evidence"]) == 1 and every[1][1] is not None and len(every[1][1]["evidence"]) == 3
+    assert [step for _, _, step in select_probe.select_states(path)] == [3]  # the last, by default
+
+
+def test_the_variants_lay_out_or_ask_for_the_same_lines_otherwise() -> None:
+    made = select_probe.prompt("as-made", QUESTION, STATE)
+    assert made.count("\n- ") == 3 and "not in the document" in made
+    assert select_probe.prompt("answer-lines", QUESTION, STATE).count("\n- ") == 2  # no line without an answer
+    by_support = select_probe.prompt("by-support", QUESTION, STATE)
+    assert by_support.index("-v switch") < by_support.index("Responding") < by_support.index("porter-email")
+    numbered = select_probe.prompt("line-number", QUESTION, STATE)
+    assert "\n1. 5. Managing Packages: Unless" in numbered and "\n3. " in numbered and "\\boxed{0}" in numbered
+    assert "First copy the one line" in select_probe.prompt("quote-first", QUESTION, STATE)
+
+
+def test_a_reply_settles_as_the_strategy_settles_it() -> None:
+    settled = select_probe.settled
+    # the words snapped to the line ("v": the final answer gives back the dash the text attaches, whole_name)
+    assert settled("as-made", QUESTION, STATE, "\\boxed{-v}") == "v"
+    assert settled("as-made", QUESTION, STATE, "\\boxed{not in the document}") is None
+    # only the question's words: the round's answer on the line most about the question
+    assert settled("as-made", QUESTION, STATE, "\\boxed{dpkg-buildpackage}") == "-v"  # as the read step found it
+    # a line named by its number: the answer a read step found on it, none on a line without one or out of range
+    assert settled("line-number", QUESTION, STATE, "\\boxed{2}") == "-B"
+    assert settled("line-number", QUESTION, STATE, "\\boxed{3}") is None
+    assert settled("line-number", QUESTION, STATE, "\\boxed{0}") is None
+    assert settled("line-number", QUESTION, STATE, "\\boxed{9}") is None
+    assert settled("quote-first", QUESTION, STATE, "Unless specified … closed.\n\\boxed{-v}") == "v"
+
+
+def test_right_is_the_bench_rule_and_an_absent_question_is_right_when_nothing_is_confirmed() -> None:
+    assert select_probe.is_right("-v", ["-v"], None)
+    assert not select_probe.is_right("-B", ["-v"], None)
+    assert select_probe.is_right(None, [select_probe.ABSENT], None)
+    assert not select_probe.is_right("12", [select_probe.ABSENT], None)
+
+
+def test_the_table_pairs_each_variant_with_as_made() -> None:
+    rows = [{"variant": "as-made", "id": "a@1", "right": True}, {"variant": "as-made", "id": "b@1", "right": False},
+            {"variant": "line-number", "id": "a@1", "right": False}, {"variant": "line-number", "id": "b@1", "right": True}]
+    table = select_probe.summary(rows, ["line-number"])
+    assert "| line-number | 2 | 1 | 1 | b@1 | a@1 |" in table
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["missing-trace.jsonl"], "TRACE.jsonl=GOLD"),
+    (["--variants", "as-made,bogus", "x.jsonl=g"], "unknown variant 'bogus'"),
+    ([], "give traces, --replay FOLDER, or both"),
+])
+def test_bad_arguments_are_a_one_line_usage_error(argv: list[str], says: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        select_probe.main(argv)
+    assert stopped.value.code == 2 and says in capsys.readouterr().err
