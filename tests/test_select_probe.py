@@ -54,7 +54,10 @@ def test_each_select_step_is_rebuilt_from_the_state_before_it(tmp_path: Path) ->
 
 
 def test_the_variants_lay_out_or_ask_for_the_same_lines_otherwise() -> None:
+    from memread.strategies.evidence import answer, keeping
+
     made = select_probe.prompt("as-made", QUESTION, STATE)
+    assert made == answer.final_prompt(QUESTION, keeping.for_model(STATE["evidence"]))  # the strategy's own
     assert made.count("\n- ") == 3 and "not in the document" in made
     assert select_probe.prompt("answer-lines", QUESTION, STATE).count("\n- ") == 2  # no line without an answer
     by_support = select_probe.prompt("by-support", QUESTION, STATE)

@@ -16,7 +16,7 @@ Where the select steps come from (design samples only):
   design seed), replayed with their own replies (:mod:`.replay_reads`); every select step.
 
 Variants: ``as-made``, ``by-support`` (the lines most about the question first), ``answer-lines`` (only the lines
-an answer was found on), ``answer-lines-by-support``, ``find-the-line`` (the instruction asks to find the line that
+an answer was found on: none, when no read step found one), ``answer-lines-by-support``, ``find-the-line`` (the instruction asks to find the line that
 answers and says "not in the document" only if none does), ``line-number`` (the model names the line that
 answers by its number; the answer is the one a read step found on it) and ``quote-first`` (the model copies the
 line that answers, then answers, in up to 160 tokens).
