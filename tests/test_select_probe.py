@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.studies import select_probe
+from memread.bench.docqa import ABSENT_GOLD
 
 QUESTION = "Which dpkg-buildpackage switch can change which bugs get closed?"
 
@@ -85,8 +86,8 @@ def test_a_reply_settles_as_the_strategy_settles_it() -> None:
 def test_right_is_the_bench_rule_and_an_absent_question_is_right_when_nothing_is_confirmed() -> None:
     assert select_probe.is_right("-v", ["-v"], None)
     assert not select_probe.is_right("-B", ["-v"], None)
-    assert select_probe.is_right(None, [select_probe.ABSENT], None)
-    assert not select_probe.is_right("12", [select_probe.ABSENT], None)
+    assert select_probe.is_right(None, [ABSENT_GOLD], None)
+    assert not select_probe.is_right("12", [ABSENT_GOLD], None)
 
 
 def test_the_table_pairs_each_variant_with_as_made() -> None:

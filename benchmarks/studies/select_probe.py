@@ -42,8 +42,6 @@ from typing import Any
 from benchmarks._helpers.result_files import emit
 from benchmarks._helpers.result_files import table as result_table
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-ABSENT = "(absent)"  # the gold of our own absent questions: right when the step finds no answer
 FIND_THE_LINE = (
     "You are given lines quoted word for word from a document, each with where it is, and a question. Find the "
     "line that answers the question and copy its answer in \\boxed{}, with the exact words of the line. Only if "
@@ -60,19 +58,13 @@ VARIANTS = ("as-made", "by-support", "answer-lines", "answer-lines-by-support", 
 
 
 def design_golds() -> dict[str, list[str]]:
-    """Each design question's golds by id: our own (absent ones: :data:`ABSENT`) and docqa's even-numbered."""
+    """Each design question's golds by id: our own (an absent one's is docqa's ABSENT_GOLD) and docqa's
+    even-numbered."""
+    from benchmarks.studies.own_questions import SETS, own_questions
     from memread.bench.docqa import questions, split_of
 
-    golds: dict[str, list[str]] = {}
-    for path in sorted(DATA.glob("docqa-design-*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                q = json.loads(line)
-                golds[q["id"]] = [ABSENT] if path.stem.endswith("absent") else list(q["golds"])
-    for q in questions():
-        if split_of(q) == "design":
-            golds[str(q["id"])] = list(q["golds"])
-    return golds
+    found = [q for name in SETS for q in own_questions(name)] + [q for q in questions() if split_of(q) == "design"]
+    return {str(q["id"]): list(q["golds"]) for q in found}
 
 
 def select_states(trace: Path, *, every: bool = False) -> list[tuple[str, dict[str, Any], int]]:
@@ -155,10 +147,9 @@ def prompt(variant: str, question: str, state: dict[str, Any]) -> str:
 
 
 def settled(variant: str, question: str, state: dict[str, Any], reply: str) -> str | None:
-    """The answer the select step confirms from ``reply``, as ``EvidenceStrategy._select`` settles it (None: the
-    lines do not answer)."""
+    """The answer the select step confirms from ``reply`` (None: the lines do not answer): the strategy's own
+    :func:`~memread.strategies.evidence.answer.checked`, or for ``line-number`` the read answer on the line named."""
     from memread.strategies.evidence import answer, keeping, reading, stopping
-    from memread.strategies.evidence.dates import asks_date
 
     said = reading.step_answer(reply)
     if variant == "line-number":  # the read step's answer on the line named
@@ -169,26 +160,19 @@ def settled(variant: str, question: str, state: dict[str, Any], reply: str) -> s
         step = lines[int(number.group(1)) - 1].get("step")
         found = [c for c in state.get("candidates", []) if c.get("step") == step and c.get("answer")]
         return str(found[-1]["answer"]) if found else None
-    text = keeping.searchable(state.get("evidence", []))
-    if said and reading.repeats_question(said, question):
-        return answer.best_found(question, state.get("candidates", []), stopping.round_start(state))
-    if not said or answer.says_absent(said):
-        return None
-    if reading.yes_no(question, said):
-        return said.lower()
-    return reading.snap(said, text, dates=asks_date(question)) or reading.copied(said, text)
+    return answer.checked(question, said, keeping.searchable(state.get("evidence", [])),
+                          state.get("candidates", []), stopping.round_start(state))
 
 
 def is_right(confirmed: str | None, golds: Sequence[str], score: dict[str, Any] | None) -> bool:
-    from memread.bench.results import score_values
+    """The bench's rule (a trace's question: docqa's); a question the document does not answer (docqa's
+    ABSENT_GOLD) is right when the step confirms nothing, which the read then answers "does not say"."""
+    from benchmarks.studies.replay_reads import right
+    from memread.bench.docqa import ABSENT_GOLD
 
-    if list(golds) == [ABSENT]:
+    if list(golds) == [ABSENT_GOLD]:
         return confirmed is None
-    if confirmed is None:
-        return False
-    metric = str(score["metric"]) if score else "docqa"
-    return bool(score_values(metric, golds, status="ok", prediction=confirmed, reply=confirmed,
-                             boxed=True)["lenient"])
+    return right(confirmed, golds, score or {"metric": "docqa"})
 
 
 def situations(traces: Sequence[str], replays: Sequence[str], *, every: bool,

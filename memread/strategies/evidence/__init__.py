@@ -285,13 +285,8 @@ class EvidenceStrategy(Strategy):
         """The round's check: shown only the lines its answers came from, does the model answer from them? Yes
         ends the reading; "not in the document" sends the question on to its next round, if any is left."""
         said = reading.step_answer(completion.text)
-        lines = keeping.searchable(state.get("evidence", []))
-        confirmed = None
-        if said and reading.repeats_question(said, question):  # no answer: the round's best answer stands
-            confirmed = answer.best_found(question, state.get("candidates", []), stopping.round_start(state))
-        elif said and not answer.says_absent(said):
-            confirmed = said.lower() if reading.yes_no(question, said) else (
-                reading.snap(said, lines, dates=asks_date(question)) or reading.copied(said, lines))
+        confirmed = answer.checked(question, said, keeping.searchable(state.get("evidence", [])),
+                                   state.get("candidates", []), stopping.round_start(state))
         rounds = int(state.get("rounds", 0)) + 1
         new_state = {**state, "select": False, "confirmed": confirmed, "rounds": rounds, "in_round": 0}
         exit_reason = stopping.after_select(confirmed, rounds, self._round,

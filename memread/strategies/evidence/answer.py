@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from memread.strategies.evidence.reading import NONE_ANSWERS, copied, echoes, repeats_question, snap
+from memread.strategies.evidence.dates import asks_date
+from memread.strategies.evidence.reading import NONE_ANSWERS, copied, echoes, repeats_question, snap, yes_no
 
 DOES_NOT_SAY = "The document does not say."
 LISTED = 30  # items a list answer writes out; the rest are counted (all are cited in the sources)
@@ -106,6 +107,21 @@ def best_found(question: str, candidates: Iterable[Mapping[str, Any]], after: in
              and not repeats_question(str(c["answer"]), question)]
     best = max(found, key=lambda c: (int(c.get("support", 0)), -int(c["step"])), default=None)
     return str(best["answer"]) if best is not None else None
+
+
+def checked(question: str, said: str | None, lines: str, candidates: Iterable[Mapping[str, Any]],
+            after: int) -> str | None:
+    """What a select step's answer ``said`` confirms from the kept ``lines`` (None: they do not answer): an answer
+    made only of the question's words is none, and the round's best read answer after step ``after`` stands
+    (:func:`best_found`); a yes or no is itself; else the answer as the lines write it, or the line it copies with
+    a slip."""
+    if said and repeats_question(said, question):
+        return best_found(question, candidates, after)
+    if not said or says_absent(said):
+        return None
+    if yes_no(question, said):
+        return said.lower()
+    return snap(said, lines, dates=asks_date(question)) or copied(said, lines)
 
 
 def never_mentioned(names: Iterable[str]) -> str:
