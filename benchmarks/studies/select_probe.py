@@ -19,7 +19,9 @@ Variants: ``as-made``, ``by-support`` (the lines most about the question first),
 an answer was found on: none, when no read step found one), ``answer-lines-by-support``, ``find-the-line`` (the instruction asks to find the line that
 answers and says "not in the document" only if none does), ``line-number`` (the model names the line that
 answers by its number; the answer is the one a read step found on it) and ``quote-first`` (the model copies the
-line that answers, then answers, in up to 160 tokens).
+line that answers, then answers, in up to 160 tokens), ``unit-before`` (each line shown after the unit before it
+in its passage: the sentence or line the kept one follows, as its context) and ``vote`` (five replies sampled at
+temperature 0.7, seeds 1 to 5, each settled; the answer most of them confirm, a tie going to as made's).
 
     python -m benchmarks.studies.select_probe [TRACE.jsonl[=GOLD] ...] [--replay FOLDER ...] [--all-steps]
         [--variants as-made,by-support,...] [--cache FILE.jsonl] [--out FILE.md] [--threads 1]
@@ -35,7 +37,9 @@ import copy
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +58,8 @@ QUOTE_FIRST = (
     "the one line that answers the question, word for word. Then write its answer to the question with the exact "
     "words of that line, in \\boxed{}. If no line answers the question, write \\boxed{not in the document}.")
 VARIANTS = ("as-made", "by-support", "answer-lines", "answer-lines-by-support", "find-the-line", "line-number",
-            "quote-first")
+            "quote-first", "unit-before", "vote")
+VOTES = 5
 
 
 def design_golds() -> dict[str, list[str]]:
@@ -69,7 +74,7 @@ def design_golds() -> dict[str, list[str]]:
 
 def select_states(trace: Path, *, every: bool = False) -> list[tuple[str, dict[str, Any], int]]:
     """(question asked, the lane's state before it, step) of the read's select steps (the last unless ``every``)."""
-    records = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = _records(trace)
     finished = [r for r in records if r.get("type") == "step_finished"]
     found = []
     for i, record in enumerate(finished):
@@ -80,8 +85,31 @@ def select_states(trace: Path, *, every: bool = False) -> list[tuple[str, dict[s
     return found if every else found[-1:]
 
 
-def replayed_states(folder: Path) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any], list[str]]]:
-    """(sample, question asked, state, score record, golds) at every select step of ``folder``'s design reads."""
+def _records(trace: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def trace_chunks(trace: Path, cache: dict[str, Any]) -> list[Any]:
+    """The passages of the document a trace read, cut as `evidence` cuts it (an entry's chunk and offsets are
+    into them)."""
+    from memread.backends.llamacpp import LlamaTokenizer
+    from memread.chunk import Chunker
+    from memread.ingest import open_document
+    from memread.models import resolve
+    from memread.strategies.evidence import EvidenceStrategy
+
+    source = str(_records(trace)[0]["document_info"]["source"])
+    if source not in cache:
+        if "tokenizer" not in cache:
+            cache["tokenizer"] = LlamaTokenizer(resolve("qwen2.5-coder-1.5b-q4_0", pull=False))
+        chunker = Chunker(cache["tokenizer"], EvidenceStrategy.default_chunk_tokens)
+        cache[source] = list(chunker.chunks(open_document(source).segments()))
+    return cache[source]
+
+
+def replayed_states(folder: Path) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any], list[str], list[Any]]]:
+    """(sample, question asked, state, score record, golds, the document's passages) at every select step of
+    ``folder``'s design reads."""
     from benchmarks.studies import replay_reads
     from memread.backends.llamacpp import LlamaTokenizer
     from memread.models import resolve
@@ -100,9 +128,10 @@ def replayed_states(folder: Path) -> Iterator[tuple[str, str, dict[str, Any], di
     try:
         for result, score in replay_reads.recorded(folder):
             seen.clear()
-            replay_reads.replay(result, *replay_reads._document(score, tokenizer, documents), tokenizer)
+            document, chunks = replay_reads._document(score, tokenizer, documents)
+            replay_reads.replay(result, document, chunks, tokenizer)
             for question, state in list(seen):
-                yield replay_reads.sample_id(score), question, state, score, list(result["golds"])
+                yield replay_reads.sample_id(score), question, state, score, list(result["golds"]), chunks
     finally:
         EvidenceStrategy._select = select  # type: ignore[method-assign]
 
@@ -126,8 +155,29 @@ def lines_of(variant: str, state: dict[str, Any]) -> list[dict[str, Any]]:
     def by_support(entry: dict[str, Any]) -> tuple[int, ...]:
         return (-support.get(entry.get("step", -1), 0), *keeping.document_order(entry))
 
+    if variant == "unit-before":  # each line after the unit it follows in its passage, as the document reads
+        return [{**e, "text": f"{e.get('before', '')} {e['text']}".strip()} for e in evidence]
     return {"by-support": sorted(evidence, key=by_support), "answer-lines": answers,
             "answer-lines-by-support": sorted(answers, key=by_support)}.get(variant, evidence)
+
+
+def with_before(state: dict[str, Any], chunks: Sequence[Any]) -> dict[str, Any]:
+    """``state`` with each kept entry's ``before``: the readable unit of its passage that ends before it begins
+    (none at the passage's start, or when the entry is not where it says in ``chunks``)."""
+    from memread.strategies.evidence.units import one_line, units
+
+    found: dict[int, list[Any]] = {}
+    entries = []
+    for e in state.get("evidence", []):
+        before = ""
+        index = int(e["chunk"])
+        if 0 <= index < len(chunks) and one_line(chunks[index].text[e["start"]:e["end"]]) == e["text"]:
+            if index not in found:
+                found[index] = units(chunks[index].text)
+            above = [u for u in found[index] if u.end <= e["start"] and u.readable]
+            before = above[-1].text if above else ""
+        entries.append({**e, "before": before})
+    return {**state, "evidence": entries}
 
 
 def prompt(variant: str, question: str, state: dict[str, Any]) -> str:
@@ -160,8 +210,17 @@ def settled(variant: str, question: str, state: dict[str, Any], reply: str) -> s
         step = lines[int(number.group(1)) - 1].get("step")
         found = [c for c in state.get("candidates", []) if c.get("step") == step and c.get("answer")]
         return str(found[-1]["answer"]) if found else None
-    return answer.checked(question, said, keeping.searchable(state.get("evidence", [])),
+    searched = lines_of(variant, state) if variant == "unit-before" else state.get("evidence", [])
+    return answer.checked(question, said, keeping.searchable(searched),
                           state.get("candidates", []), stopping.round_start(state))
+
+
+def voted(answers: Sequence[str | None], greedy: str | None) -> str | None:
+    """The answer most of ``answers`` confirm (None: the lines do not answer), a tie going to ``greedy``'s."""
+    counts = Counter(answers)
+    most = max(counts.values())
+    tied = [a for a in counts if counts[a] == most]
+    return greedy if greedy in tied else tied[0]
 
 
 def is_right(confirmed: str | None, golds: Sequence[str], score: dict[str, Any] | None) -> bool:
@@ -178,22 +237,25 @@ def is_right(confirmed: str | None, golds: Sequence[str], score: dict[str, Any] 
 def situations(traces: Sequence[str], replays: Sequence[str], *, every: bool,
                error: Callable[[str], Any]) -> list[dict[str, Any]]:
     golds = design_golds()
-    found = []
+    cut: dict[str, Any] = {}
+    found: list[dict[str, Any]] = []
     for case in traces:
         path, _, gold = case.partition("=")
         name = Path(path).name.split(".")[0]
         if not Path(path).is_file() or not (gold or name in golds):
             error(f"{case!r}: give a trace file that exists, named by a design question's id, or TRACE.jsonl=GOLD")
         for question, state, step in select_states(Path(path), every=every):
+            state = with_before(state, trace_chunks(Path(path), cut))
             found.append({"id": f"{name}@{step}", "question": question, "state": state,
                           "golds": [gold] if gold else golds[name], "score": None})
     for folder in replays:
         if not (Path(folder) / "results.jsonl").is_file():
             error(f"{folder!r}: not a memread bench folder (no results.jsonl)")
         count: dict[str, int] = {}
-        for sample, question, state, score, golds in replayed_states(Path(folder)):
+        for sample, question, state, score, golds, chunks in replayed_states(Path(folder)):
             count[sample] = count.get(sample, 0) + 1
-            found.append({"id": f"{sample}@{count[sample]}", "question": question, "state": state,
+            found.append({"id": f"{sample}@{count[sample]}", "question": question,
+                          "state": with_before(state, chunks),
                           "golds": golds, "score": score})
     return [s for s in found if s["state"].get("evidence")]
 
@@ -245,6 +307,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   160 if quoting else 48, reply_start="" if quoting else reading.REPLY_START)
             reply = backend.complete([request])[0].text  # begun with the box, as the strategy's replies are
             confirmed = settled(variant, s["question"], s["state"], reply)
+            if variant == "vote":  # self-consistency: sampled replies, settled each, the most confirmed
+                sampled = [replace(request, temperature=0.7, seed=seed) for seed in range(1, VOTES + 1)]
+                confirmed = voted([settled(variant, s["question"], s["state"], r.text)
+                                   for r in backend.complete(sampled)], confirmed)
             row = {"variant": variant, "id": s["id"], "answer": confirmed,
                    "right": is_right(confirmed, s["golds"], s["score"])}
             rows.append(row)
