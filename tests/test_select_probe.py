@@ -107,3 +107,41 @@ def test_bad_arguments_are_a_one_line_usage_error(argv: list[str], says: str,
     with pytest.raises(SystemExit) as stopped:
         select_probe.main(argv)
     assert stopped.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_a_trace_is_a_one_line_usage_error(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "own-lookup-29.jsonl"
+    path.write_text("not JSON\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as stopped:
+        select_probe.main([str(path)])
+    assert stopped.value.code == 2 and "not a memread trace" in capsys.readouterr().err
+
+
+class _Passage:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def test_unit_before_shows_each_line_after_the_unit_it_follows_in_its_passage() -> None:
+    passage = ("h = meshz (. . .)\nPlot a 3-D wireframe mesh with a surrounding curtain.\n"
+               "The wireframe mesh is plotted using rectangles.")
+    kept = "Plot a 3-D wireframe mesh with a surrounding curtain."
+    start = passage.index(kept)
+    state = {"evidence": [{**entry(0, kept, start=start), "chunk": 0},
+                          {**entry(0, "Plot nothing.", start=0), "chunk": 0}],  # not where it says: no context
+             "candidates": [{"answer": "a surrounding curtain", "step": 0, "support": 3}], "read": [0], "in_round": 1}
+    state = select_probe.with_before(state, [_Passage(passage)])
+    assert [e["before"] for e in state["evidence"]] == ["h = meshz (. . .)", ""]
+    made = select_probe.prompt("unit-before", "What does meshz draw around its mesh?", state)
+    assert f"h = meshz (. . .) {kept}" in made
+    # the answer is settled against the lines as shown, the context with them
+    assert select_probe.settled("unit-before", "What does meshz return?", state, "\\boxed{h}") == "h"
+    assert select_probe.settled("as-made", "What does meshz return?", state, "\\boxed{h}") is None
+
+
+def test_a_vote_takes_the_answer_most_replies_confirm_a_tie_going_to_the_greedy_one() -> None:
+    assert select_probe.voted(["-v", "-B", "-v", None, "-B"], "-B") == "-B"
+    assert select_probe.voted(["-v", "-v", "-B", None, None], "-B") == "-v"
+    assert select_probe.voted([None, None, None, "-v", "-B"], "-v") is None
+    assert select_probe.voted(["-v", "-B", None, "x", "y"], "z") == "-v"  # no greedy among them: the first

@@ -98,13 +98,15 @@ def trace_chunks(trace: Path, cache: dict[str, Any]) -> list[Any]:
     from memread.models import resolve
     from memread.strategies.evidence import EvidenceStrategy
 
-    source = str(_records(trace)[0]["document_info"]["source"])
+    source = str((_records(trace)[0].get("document_info") or {}).get("source") or "")
+    if not Path(source).exists():  # a trace of stdin, or of a document since moved: no context shown
+        return []
     if source not in cache:
         if "tokenizer" not in cache:
             cache["tokenizer"] = LlamaTokenizer(resolve("qwen2.5-coder-1.5b-q4_0", pull=False))
         chunker = Chunker(cache["tokenizer"], EvidenceStrategy.default_chunk_tokens)
         cache[source] = list(chunker.chunks(open_document(source).segments()))
-    return cache[source]
+    return list(cache[source])
 
 
 def replayed_states(folder: Path) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any], list[str], list[Any]]]:
@@ -236,18 +238,22 @@ def is_right(confirmed: str | None, golds: Sequence[str], score: dict[str, Any] 
 
 def situations(traces: Sequence[str], replays: Sequence[str], *, every: bool,
                error: Callable[[str], Any]) -> list[dict[str, Any]]:
-    golds = design_golds()
+    known = design_golds()
     cut: dict[str, Any] = {}
     found: list[dict[str, Any]] = []
     for case in traces:
         path, _, gold = case.partition("=")
         name = Path(path).name.split(".")[0]
-        if not Path(path).is_file() or not (gold or name in golds):
+        if not Path(path).is_file() or not (gold or name in known):
             error(f"{case!r}: give a trace file that exists, named by a design question's id, or TRACE.jsonl=GOLD")
-        for question, state, step in select_states(Path(path), every=every):
+        try:
+            states = select_states(Path(path), every=every)
+        except (ValueError, KeyError):  # JSON or a record that is not a trace's
+            error(f"{case!r}: not a memread trace (JSON Lines of a traced read)")
+        for question, state, step in states:
             state = with_before(state, trace_chunks(Path(path), cut))
             found.append({"id": f"{name}@{step}", "question": question, "state": state,
-                          "golds": [gold] if gold else golds[name], "score": None})
+                          "golds": [gold] if gold else known[name], "score": None})
     for folder in replays:
         if not (Path(folder) / "results.jsonl").is_file():
             error(f"{folder!r}: not a memread bench folder (no results.jsonl)")
