@@ -1,0 +1,80 @@
+"""benchmarks/studies/expansion_probe.py and where_lost.py: where a design lookup's gold is found in a passage, how
+far a ranking reaches it, and the stage a traced read loses it at (no model or document here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.studies import expansion_probe, where_lost
+
+LOOKUP = {"id": "own-lookup-01", "kind": "single", "golds": ["wishlist"], "question": "What severity?",
+          "check": {"first": r"The severity of the bug report must be set to (\w+)\."}}
+DOCQA = {"id": "octave-pdf-02", "kind": "paraphrase", "golds": ["1000", "1,000"], "question": "How many?"}
+
+
+def test_a_passage_holds_the_gold_where_the_check_finds_it_or_a_gold_stands_in_it() -> None:
+    assert expansion_probe.holds(LOOKUP, "Then: The severity of the bug report must be set to wishlist. Go.")
+    # the gold's word elsewhere is not the place the check names
+    assert not expansion_probe.holds(LOOKUP, "A wishlist bug. The severity of the bug report must be set to normal.")
+    assert expansion_probe.holds(DOCQA, "keeps the last\n1,000 lines")  # a docqa question: a gold, spaces aside
+    assert not expansion_probe.holds(DOCQA, "keeps the last 100 lines")
+
+
+class _Passages:
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+
+    def get(self, index: int) -> object:
+        return type("Chunk", (), {"text": self.texts[index]})()
+
+
+def test_the_place_reached_is_the_first_passage_in_the_order_holding_the_gold() -> None:
+    passages = _Passages(["nothing", "The severity of the bug report must be set to wishlist.", "nothing"])
+    assert expansion_probe.reached(LOOKUP, passages, [(2, 3.0), (1, 2.0), (0, 1.0)]) == 2
+    assert expansion_probe.reached(LOOKUP, passages, [(0, 3.0), (2, 1.0)]) is None
+
+
+def test_the_summary_counts_gains_and_losses_against_the_ranking_now() -> None:
+    rows = [{"id": "a", "doc": "d", "kind": "single", "now": 1, "with": None, "guess": "x | y"},
+            {"id": "b", "doc": "d", "kind": "single", "now": None, "with": 3, "guess": ""},
+            {"id": "c", "doc": "d", "kind": "single", "now": 2, "with": 1, "guess": ""}]
+    text = expansion_probe.summary(rows, 8)
+    assert "2 of 3 now, 2 with the guess; gained b; lost a." in text and "x / y" in text
+
+
+def step(chunk: int, reply: str) -> dict[str, object]:
+    return {"type": "step_finished", "chunk": {"index": chunk}, "reply": reply, "decisions": {"answer": reply}}
+
+
+SELECT = {"type": "step_finished", "chunk": {"index": 9}, "reply": "\\boxed{wishlist}", "decisions": {"check": "x"}}
+
+
+@pytest.mark.parametrize("records, stands", [
+    ([step(0, "\\boxed{normal}"), {"type": "answered", "answer": "normal"}], "not read"),
+    ([step(1, "\\boxed{normal}"), {"type": "answered", "answer": "normal"}], "read, not answered"),
+    ([step(1, "\\boxed{wishlist}"), step(0, "\\boxed{normal}"), {"type": "answered", "answer": "normal"}],
+     "answered, not chosen"),
+    ([step(1, "\\boxed{wishlist}"), {"type": "answered", "answer": "wishlist"}], "right"),
+    # a select step reads no passage: its chunk and reply are not a read step's
+    ([step(0, "\\boxed{none}"), SELECT, {"type": "answered", "answer": "The document does not say."}], "not read"),
+])
+def test_a_traced_read_stands_at_the_first_stage_it_loses_the_gold_at(records: list[dict[str, object]],
+                                                                       stands: str) -> None:
+    where, _, _ = where_lost.stage(LOOKUP, records, lambda chunk: chunk == 1)
+    assert where == stands
+
+
+def test_the_read_steps_shown_the_gold_are_counted_with_those_answered_right() -> None:
+    records = [step(1, "\\boxed{wishlist}"), step(1, "\\boxed{normal}"), step(0, "\\boxed{wishlist}")]
+    assert where_lost.stage(LOOKUP, records, lambda chunk: chunk == 1)[1:] == (1, 2)
+
+
+def test_a_trace_not_named_by_a_lookup_is_a_one_line_usage_error(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "mine.jsonl"
+    path.write_text("{}\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as stopped:
+        where_lost.main([str(path)])
+    assert stopped.value.code == 2 and "named by one of our lookups' ids" in capsys.readouterr().err
