@@ -78,3 +78,37 @@ def test_a_trace_not_named_by_a_lookup_is_a_one_line_usage_error(tmp_path: Path,
     with pytest.raises(SystemExit) as stopped:
         where_lost.main([str(path)])
     assert stopped.value.code == 2 and "named by one of our lookups' ids" in capsys.readouterr().err
+
+
+PROMPT = ("[Passage 1 — § A.2 dput]\nIt supports to run dinstall in dry-run mode after the upload.\n\n"
+          "Question: What does dput support running in dry-run mode after the upload?\n\n"
+          "Answer the question with the exact words of the passages, in \\boxed{}.")
+
+
+def test_a_read_step_repeating_the_question_is_found_and_asked_again_with_the_note() -> None:
+    from benchmarks.studies import reask_probe
+
+    pairs = [(PROMPT, "\\boxed{dry-run mode}"), (PROMPT, "\\boxed{dinstall}"),
+             ("You are given lines … Question: x", "\\boxed{dry-run mode}")]  # a select step: not a read step
+    found = list(reask_probe.echo_steps(iter(pairs)))
+    question = "What does dput support running in dry-run mode after the upload?"
+    assert found == [(PROMPT, question, "dry-run mode")]
+    asked = reask_probe.amended(PROMPT, question, "dry-run mode")
+    assert asked.endswith(f"Question: {question}\n(Not \"dry-run mode\": those are the question's own words.)\n\n"
+                          "Answer the question with the exact words of the passages, in \\boxed{}.")
+    assert reask_probe.passage_text(PROMPT).endswith("after the upload.")
+
+
+@pytest.mark.parametrize("new, right, settles", [
+    ("dinstall", True, "right"),
+    ("supports to run", False, "other"),  # the passage holds it, and it is not the question's words in a row
+    ("upload", False, "none"),  # one of the question's words
+    ("dry-run mode", False, "none"),  # the question's words again
+    ("katie", False, "none"),  # not in the passage
+    (None, False, "none"),
+])
+def test_a_new_answer_settles_as_a_read_steps_answer(new: str | None, right: bool, settles: str) -> None:
+    from benchmarks.studies import reask_probe
+
+    question = "What does dput support running in dry-run mode after the upload?"
+    assert reask_probe.outcome(new, PROMPT, question, right) == settles
