@@ -112,3 +112,14 @@ def test_a_new_answer_settles_as_a_read_steps_answer(new: str | None, right: boo
 
     question = "What does dput support running in dry-run mode after the upload?"
     assert reask_probe.outcome(new, PROMPT, question, right) == settles
+
+
+def test_the_reask_probe_refuses_a_file_that_is_not_a_trace(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.studies import reask_probe
+
+    path = tmp_path / "own-lookup-01.jsonl"
+    path.write_text("not JSON\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as stopped:
+        reask_probe.main([str(path)])
+    assert stopped.value.code == 2 and "not a memread trace" in capsys.readouterr().err

@@ -124,7 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = path.name.split(".")[0]
         if not path.is_file() or name not in golds:
             parser.error(f"{str(path)!r}: give a trace file that exists, named by a design question's id")
-        for n, (prompt, question, said) in enumerate(echo_steps(traced(path)), 1):
+        try:
+            steps = list(echo_steps(traced(path)))
+        except (ValueError, KeyError):  # JSON or a record that is not a trace's
+            parser.error(f"{str(path)!r}: not a memread trace (JSON Lines of a traced read)")
+        for n, (prompt, question, said) in enumerate(steps, 1):
             found.append({"id": f"{name}#{n}", "prompt": prompt, "question": question, "said": said,
                           "golds": golds[name], "score": None})
     for folder in args.replay:

@@ -237,7 +237,9 @@ def is_right(confirmed: str | None, golds: Sequence[str], score: dict[str, Any] 
 
 
 def situations(traces: Sequence[str], replays: Sequence[str], *, every: bool,
-               error: Callable[[str], Any]) -> list[dict[str, Any]]:
+               error: Callable[[str], Any], context: bool = False) -> list[dict[str, Any]]:
+    """The select steps to ask, each with its question, state and golds; with ``context``, each kept line's unit
+    before it (:func:`with_before`: the document is cut again, which takes a while for a large one)."""
     known = design_golds()
     cut: dict[str, Any] = {}
     found: list[dict[str, Any]] = []
@@ -251,7 +253,7 @@ def situations(traces: Sequence[str], replays: Sequence[str], *, every: bool,
         except (ValueError, KeyError):  # JSON or a record that is not a trace's
             error(f"{case!r}: not a memread trace (JSON Lines of a traced read)")
         for question, state, step in states:
-            state = with_before(state, trace_chunks(Path(path), cut))
+            state = with_before(state, trace_chunks(Path(path), cut)) if context else state
             found.append({"id": f"{name}@{step}", "question": question, "state": state,
                           "golds": [gold] if gold else known[name], "score": None})
     for folder in replays:
@@ -261,7 +263,7 @@ def situations(traces: Sequence[str], replays: Sequence[str], *, every: bool,
         for sample, question, state, score, golds, chunks in replayed_states(Path(folder)):
             count[sample] = count.get(sample, 0) + 1
             found.append({"id": f"{sample}@{count[sample]}", "question": question,
-                          "state": with_before(state, chunks),
+                          "state": with_before(state, chunks) if context else state,
                           "golds": golds, "score": score})
     return [s for s in found if s["state"].get("evidence")]
 
@@ -295,7 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown variant {unknown[0]!r}; choose from {', '.join(VARIANTS)}")
     if not args.traces and not args.replay:
         parser.error("give traces, --replay FOLDER, or both")
-    found = situations(args.traces, args.replay, every=args.all_steps, error=parser.error)
+    found = situations(args.traces, args.replay, every=args.all_steps, error=parser.error,
+                       context="unit-before" in variants)
     rows = [json.loads(line) for line in args.cache.read_text(encoding="utf-8").splitlines()
             if line.strip()] if args.cache and args.cache.exists() else []
     done = {(r["variant"], r["id"]) for r in rows}
