@@ -48,27 +48,30 @@ def step(chunk: int, reply: str) -> dict[str, object]:
     return {"type": "step_finished", "chunk": {"index": chunk}, "reply": reply, "decisions": {"answer": reply}}
 
 
-SELECT = {"type": "step_finished", "chunk": {"index": 9}, "reply": "\\boxed{wishlist}", "decisions": {"check": "x"}}
+SELECT = {"type": "step_finished", "chunk": {"index": 1}, "reply": "\\boxed{wishlist}", "decisions": {"check": "x"}}
 
 
-@pytest.mark.parametrize("records, stands", [
-    ([step(0, "\\boxed{normal}"), {"type": "answered", "answer": "normal"}], "not read"),
-    ([step(1, "\\boxed{normal}"), {"type": "answered", "answer": "normal"}], "read, not answered"),
-    ([step(1, "\\boxed{wishlist}"), step(0, "\\boxed{normal}"), {"type": "answered", "answer": "normal"}],
-     "answered, not chosen"),
-    ([step(1, "\\boxed{wishlist}"), {"type": "answered", "answer": "wishlist"}], "right"),
+def wishlist(said: str) -> bool:
+    return said == "wishlist"
+
+
+@pytest.mark.parametrize("records, final, stands", [
+    ([step(0, "\\boxed{normal}")], "normal", "not read"),
+    ([step(1, "\\boxed{normal}")], "normal", "read, not answered"),
+    ([step(1, "\\boxed{wishlist}"), step(0, "\\boxed{normal}")], "normal", "answered, not chosen"),
+    ([step(1, "\\boxed{wishlist}")], "wishlist", "right"),
     # a select step reads no passage: its chunk and reply are not a read step's
-    ([step(0, "\\boxed{none}"), SELECT, {"type": "answered", "answer": "The document does not say."}], "not read"),
+    ([step(0, "\\boxed{none}"), SELECT], "The document does not say.", "not read"),
 ])
 def test_a_traced_read_stands_at_the_first_stage_it_loses_the_gold_at(records: list[dict[str, object]],
-                                                                       stands: str) -> None:
-    where, _, _ = where_lost.stage(LOOKUP, records, lambda chunk: chunk == 1)
-    assert where == stands
+                                                                       final: str, stands: str) -> None:
+    steps = where_lost.traced_steps(records, lambda chunk: chunk == 1)
+    assert where_lost.stage(steps, final, wishlist)[0] == stands
 
 
 def test_the_read_steps_shown_the_gold_are_counted_with_those_answered_right() -> None:
-    records = [step(1, "\\boxed{wishlist}"), step(1, "\\boxed{normal}"), step(0, "\\boxed{wishlist}")]
-    assert where_lost.stage(LOOKUP, records, lambda chunk: chunk == 1)[1:] == (1, 2)
+    steps = [("\\boxed{wishlist}", True), ("\\boxed{normal}", True), ("\\boxed{wishlist}", False)]
+    assert where_lost.stage(steps, None, wishlist) == ("answered, not chosen", 1, 2)
 
 
 def test_a_trace_not_named_by_a_lookup_is_a_one_line_usage_error(tmp_path: Path,

@@ -12,7 +12,11 @@ pattern, its gold as the first match). A read then stands at the first of:
 
 Also counted: the read steps shown a passage holding the gold, by whether their answer is right.
 
-    python -m benchmarks.studies.where_lost TRACE.jsonl ... [--out FILE.md]
+    python -m benchmarks.studies.where_lost [TRACE.jsonl ...] [--replay FOLDER ...] [--out FILE.md]
+
+``--replay FOLDER``: a ``memread bench`` folder's design reads (docqa's even-numbered questions, HotpotQA's
+design seed), replayed with their own replies; a passage holds the gold when a gold stands in what the step
+showed of it.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,49 +35,96 @@ from benchmarks._helpers.result_files import table as result_table
 STAGES = ("not read", "read, not answered", "answered, not chosen", "right")
 
 
-def stage(question: dict[str, Any], records: Sequence[dict[str, Any]], holds: Any) -> tuple[str, int, int]:
-    """The stage the traced read stands at, and its read steps shown the gold: (stage, right, all).
-    ``holds(chunk)``: whether the passage numbered ``chunk`` holds the gold."""
-    from benchmarks.studies.own_questions import right
+def stage(steps: Sequence[tuple[str, bool]], final: str | None, right: Callable[[str], bool]) -> tuple[str, int, int]:
+    """The stage a read stands at, and its read steps shown the gold: (stage, right, all). ``steps``: each read
+    step's reply and whether its passage holds the gold; ``final``: the read's answer."""
     from memread.strategies.evidence.reading import step_answer
 
     shown = answered = 0
     any_right = False
-    for record in records:
-        if record.get("type") != "step_finished" or "check" in (record.get("decisions") or {}):
-            continue  # a select step reads no passage
-        said = step_answer(str(record.get("reply") or ""))
-        good = said is not None and right(question, said)
+    for reply, holds in steps:
+        said = step_answer(reply)
+        good = said is not None and right(said)
         any_right |= good
-        chunk = record.get("chunk")
-        index = chunk.get("index") if isinstance(chunk, dict) else chunk  # a trace writes the chunk's record
-        if isinstance(index, int) and holds(index):
+        if holds:
             shown += 1
             answered += good
-    final = next((r.get("answer") for r in records if r.get("type") == "answered"), None)
-    if final is not None and right(question, str(final)):
+    if final is not None and right(final):
         return "right", answered, shown
     if any_right:
         return "answered, not chosen", answered, shown
     return ("read, not answered" if shown else "not read"), answered, shown
 
 
+def traced_steps(records: Sequence[dict[str, Any]], holds: Callable[[int], bool]) -> list[tuple[str, bool]]:
+    """A trace's read steps: (reply, whether the passage numbered as its chunk holds the gold)."""
+    found = []
+    for record in records:
+        if record.get("type") != "step_finished" or "check" in (record.get("decisions") or {}):
+            continue  # a select step reads no passage
+        chunk = record.get("chunk")
+        index = chunk.get("index") if isinstance(chunk, dict) else chunk  # a trace writes the chunk's record
+        found.append((str(record.get("reply") or ""), isinstance(index, int) and holds(index)))
+    return found
+
+
+def replayed(folder: Path) -> Iterator[list[Any]]:
+    """A row for each of ``folder``'s design reads, replayed with its own replies: a passage holds the gold when
+    a gold stands in what the step showed of it, case and spacing aside (docqa's and HotpotQA's golds have no
+    check pattern)."""
+    from benchmarks.studies import replay_reads
+    from benchmarks.studies.reask_probe import _Recorded, passage_text
+    from memread.backends.llamacpp import LlamaTokenizer
+    from memread.models import resolve
+
+    tokenizer = LlamaTokenizer(resolve("qwen2.5-coder-1.5b-q4_0", pull=False))
+    documents: dict[str, Any] = {}
+    for result, score in replay_reads.recorded(folder):
+        model = _Recorded([str(step["reply"]) for step in result["steps"]] + [str(result["reply"])])
+        replay_reads.replay(result, *replay_reads._document(score, tokenizer, documents), tokenizer, model=model)
+        golds = [" ".join(str(g).split()).lower() for g in result["golds"]]
+        steps = [(reply, any(g in " ".join(passage_text(prompt).split()).lower() for g in golds))
+                 for prompt, reply in model.pairs if prompt.startswith("[Passage ")]
+        prediction = result.get("prediction")
+        where, good, shown = stage(steps, None if prediction is None else str(prediction),
+                                   partial(_right_replayed, list(result["golds"]), score))
+        kind = (score.get("docqa") or {}).get("kind") or f"{score.get('task')}-{score.get('length')}"
+        yield [replay_reads.sample_id(score), kind, where, f"{good} of {shown}"]
+
+
+def _holds_chunk(question: dict[str, Any], chunks: Sequence[Any], index: int) -> bool:
+    from benchmarks.studies.expansion_probe import holds
+
+    return holds(question, chunks[index].text)
+
+
+def _right_replayed(golds: list[str], score: dict[str, Any], said: str) -> bool:
+    from benchmarks.studies.replay_reads import right
+
+    return right(said, golds, score)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("traces", nargs="+", type=Path, help="TRACE.jsonl, named by a lookup's id")
+    parser.add_argument("traces", nargs="*", type=Path, help="TRACE.jsonl, named by a lookup's id")
+    parser.add_argument("--replay", action="append", default=[], type=Path, metavar="FOLDER",
+                        help="a memread bench folder's design reads (docqa's even-numbered, HotpotQA's design seed)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    from benchmarks.studies.expansion_probe import holds
-    from benchmarks.studies.own_questions import own_questions
+    from benchmarks.studies.own_questions import own_questions, right
     from benchmarks.studies.select_probe import trace_chunks
 
+    if not args.traces and not args.replay:
+        parser.error("give traces, --replay FOLDER, or both")
     lookups = {q["id"]: q for q in own_questions("lookup")}
     for path in args.traces:
         if not path.is_file() or path.name.split(".")[0] not in lookups:
             parser.error(f"{str(path)!r}: give a trace file that exists, named by one of our lookups' ids")
+    for folder in args.replay:
+        if not (folder / "results.jsonl").is_file():
+            parser.error(f"{str(folder)!r}: not a memread bench folder (no results.jsonl)")
     cut: dict[str, Any] = {}
     rows = []
-    steps: Counter[bool] = Counter()
     for path in args.traces:
         question = lookups[path.name.split(".")[0]]
         try:
@@ -82,14 +134,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"{str(path)!r}: not a memread trace (JSON Lines of a traced read)")
         if not chunks:
             parser.error(f"{str(path)!r}: the document it read is not on this machine")
-        where, good, shown = stage(question, records, lambda c, q=question, cs=chunks: holds(q, cs[c].text))
-        steps.update({True: good, False: shown - good})
+        steps = traced_steps(records, partial(_holds_chunk, question, chunks))
+        final = next((r.get("answer") for r in records if r.get("type") == "answered"), None)
+        where, good, shown = stage(steps, None if final is None else str(final),
+                                   partial(right, question))
         rows.append([question["id"], question["kind"], where, f"{good} of {shown}"])
+    for folder in args.replay:
+        rows.extend(replayed(folder))
     counts = Counter(row[2] for row in rows)
-    body = result_table(["question", "kind", "stands at", "read steps shown the gold, right"], rows)
+    shown_right = sum(int(row[3].split(" of ")[0]) for row in rows)
+    shown_all = sum(int(row[3].split(" of ")[1]) for row in rows)
+    body = result_table(["read", "kind", "stands at", "read steps shown the gold, right"], rows)
     funnel = result_table(["stage", "reads"], [[s, counts.get(s, 0)] for s in STAGES])
-    return emit(f"{funnel}\n\nRead steps shown a passage holding the gold: {steps[True] + steps[False]}, "
-                f"answered right {steps[True]}.\n\n{body}\n", args.out)
+    return emit(f"{funnel}\n\nRead steps shown a passage holding the gold: {shown_all}, answered right "
+                f"{shown_right}.\n\n{body}\n", args.out)
 
 
 if __name__ == "__main__":
