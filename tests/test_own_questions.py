@@ -38,6 +38,13 @@ def test_rows_are_scored_cached_and_not_asked_again(tmp_path: Path, monkeypatch:
     assert len(asked) == 6  # the second run read nothing
     assert own_questions.main(["--cache", str(cache), "--strategy", "overwrite"]) == 0
     assert len(asked) == 12  # another strategy is another row
+    assert own_questions.main(["--cache", str(cache), "--chunk-tokens", "200", "-o", "passages=16"]) == 0
+    assert len(asked) == 18  # other passages, another row
+    assert own_questions.main(["--cache", str(cache), "--chunk-tokens", "200", "-o", "passages=16"]) == 0
+    assert len(asked) == 18
+    with pytest.raises(SystemExit) as stopped:
+        own_questions.main(["--cache", str(cache), "-o", "passages"])
+    assert stopped.value.code == 2
 
 
 def test_the_aggregate_questions_golds_are_computed_from_the_text() -> None:

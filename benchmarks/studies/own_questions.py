@@ -112,16 +112,18 @@ def document_text(doc: str) -> str:
 
 def ask(question: dict[str, Any], *, strategy: str, model: str | None, threads: int,
         traces: Path | None = None, source: Path | None = None,
-        options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Read the question's document (or ``source``, another file) with ``strategy`` and its ``options``: the
-    answer, whether it is right, the seconds, the prompt tokens and steps of the read."""
+        options: dict[str, Any] | None = None, chunk_tokens: int | None = None) -> dict[str, Any]:
+    """Read the question's document (or ``source``, another file) with ``strategy``, its ``options`` and
+    ``chunk_tokens`` (None: the strategy's own): the answer, whether it is right, the seconds, the prompt tokens
+    and steps of the read."""
     from memread.bench.docqa import document_path
     from memread.events import Answered, StepFinished
     from memread.run import ReadRequest, Run
     from memread.settings import Settings
 
     request = ReadRequest(source=str(source or document_path(question["doc"])), questions=[question["question"]],
-                          settings=Settings(strategy=strategy, options=dict(options or {})), model=model,
+                          settings=Settings(strategy=strategy, options=dict(options or {}),
+                                            chunk_tokens=chunk_tokens), model=model,
                           backend_options={"n_threads": threads}, write_trace=traces is not None,
                           trace=traces / f"{question['id']}.jsonl" if traces is not None else None)
     events: list[Any] = []
@@ -172,7 +174,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only check the golds against the documents' text")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--traces", type=Path, help="write each read's trace here (ID.jsonl), to look at")
+    parser.add_argument("--chunk-tokens", type=int, help="the passages' size (default: the strategy's own)")
+    parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a strategy option, as `memread ask -o` takes it")
     args = parser.parse_args(argv)
+    if bad := [o for o in args.option if "=" not in o]:
+        parser.error(f"-o {bad[0]!r}: give KEY=VALUE")
+    options = dict(o.split("=", 1) for o in args.option)
+    made = {"chunk_tokens": args.chunk_tokens, "options": options}  # a cached row counts only if read so
     questions = own_questions(args.set)
     if args.questions:
         wanted = args.questions.split(",")
@@ -185,14 +194,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cache.is_file():
         for line in cache.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
-            if row.get("strategy") == args.strategy and row.get("code") == code:
+            if (row.get("strategy") == args.strategy and row.get("code") == code
+                    and row.get("chunk_tokens") == args.chunk_tokens and row.get("options", {}) == options):
                 done[row["id"]] = row
     rows = []
     for question in questions:
         if question["id"] not in done:
             row = {**ask(question, strategy=args.strategy, model=args.model, threads=args.threads,
-                         traces=args.traces),
-                   "code": code}
+                         traces=args.traces, options=options, chunk_tokens=args.chunk_tokens),
+                   "code": code, **made}
             with cache.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
             done[question["id"]] = row
