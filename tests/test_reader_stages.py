@@ -74,15 +74,6 @@ def test_the_read_steps_shown_the_gold_are_counted_with_those_answered_right() -
     assert where_lost.stage(steps, None, wishlist) == ("answered, not chosen", 1, 2)
 
 
-def test_a_trace_not_named_by_a_lookup_is_a_one_line_usage_error(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "mine.jsonl"
-    path.write_text("{}\n", encoding="utf-8")
-    with pytest.raises(SystemExit) as stopped:
-        where_lost.main([str(path)])
-    assert stopped.value.code == 2 and "named by one of our lookups' ids" in capsys.readouterr().err
-
-
 PROMPT = ("[Passage 1 — § A.2 dput]\nIt supports to run dinstall in dry-run mode after the upload.\n\n"
           "Question: What does dput support running in dry-run mode after the upload?\n\n"
           "Answer the question with the exact words of the passages, in \\boxed{}.")
@@ -117,12 +108,18 @@ def test_a_new_answer_settles_as_a_read_steps_answer(new: str | None, right: boo
     assert reask_probe.outcome(new, PROMPT, question, right) == settles
 
 
-def test_the_reask_probe_refuses_a_file_that_is_not_a_trace(tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    from benchmarks.studies import reask_probe
+@pytest.mark.parametrize("study, name, says", [
+    ("where_lost", "mine.jsonl", "named by one of our lookups' ids"),
+    ("where_lost", "own-lookup-01.jsonl", "not a memread trace"),
+    ("reask_probe", "own-lookup-01.jsonl", "not a memread trace"),
+])
+def test_a_file_that_is_not_a_lookups_trace_is_a_one_line_usage_error(study: str, name: str, says: str,
+                                                                     tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib
 
-    path = tmp_path / "own-lookup-01.jsonl"
+    path = tmp_path / name
     path.write_text("not JSON\n", encoding="utf-8")
     with pytest.raises(SystemExit) as stopped:
-        reask_probe.main([str(path)])
-    assert stopped.value.code == 2 and "not a memread trace" in capsys.readouterr().err
+        importlib.import_module(f"benchmarks.studies.{study}").main([str(path)])
+    assert stopped.value.code == 2 and says in capsys.readouterr().err

@@ -45,6 +45,9 @@ def test_a_read_fed_its_own_replies_reads_the_same_passages_and_answers_the_same
     assert now["read"] == [step["chunk"] for step in result["steps"]]
     assert now["answer"] == result["prediction"] == "1000"
     assert len(now["prompts"]) == len(result["steps"]) + 1
+    # each call's prompt, with the reply recorded for it, whole
+    assert [reply for _, reply in now["calls"]] == [s["reply"] for s in result["steps"]] + [result["reply"]]
+    assert all(prompt for prompt, _ in now["calls"]) and len(now["calls"]) == len(now["prompts"])
 
 
 def test_a_replay_counts_its_prompts_tokens() -> None:

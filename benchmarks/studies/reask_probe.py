@@ -66,34 +66,12 @@ def traced(path: Path) -> Iterator[tuple[str, str]]:
             yield str(record["prompt"]), str(record["reply"])
 
 
-class _Recorded:
-    """A model answering each call with the recorded reply, noting the (prompt, reply) pairs."""
-
-    def __init__(self, recorded: list[str]) -> None:
-        self.recorded = recorded
-        self.pairs: list[tuple[str, str]] = []
-
-    def complete(self, requests: Sequence[Any]) -> list[Any]:
-        from memread.backends.base import Completion
-
-        prompt = requests[0].messages[-1].content
-        reply = self.recorded[len(self.pairs)] if len(self.pairs) < len(self.recorded) else ""
-        self.pairs.append((prompt, reply))
-        return [Completion(reply.removeprefix("\\boxed{"), "stop", 0, 0)]
-
-
 def replayed(folder: Path) -> Iterator[tuple[str, list[str], dict[str, Any], Iterator[tuple[str, str]]]]:
     """(sample, golds, score record, its (prompt, reply) pairs) of ``folder``'s design reads, replayed."""
     from benchmarks.studies import replay_reads
-    from memread.backends.llamacpp import LlamaTokenizer
-    from memread.models import resolve
 
-    tokenizer = LlamaTokenizer(resolve("qwen2.5-coder-1.5b-q4_0", pull=False))
-    documents: dict[str, Any] = {}
-    for result, score in replay_reads.recorded(folder):
-        model = _Recorded([str(step["reply"]) for step in result["steps"]] + [str(result["reply"])])
-        replay_reads.replay(result, *replay_reads._document(score, tokenizer, documents), tokenizer, model=model)
-        yield replay_reads.sample_id(score), list(result["golds"]), score, iter(model.pairs)
+    for result, score, now in replay_reads.replayed(folder):
+        yield replay_reads.sample_id(score), list(result["golds"]), score, iter(now["calls"])
 
 
 def outcome(new: str | None, prompt: str, question: str, right: bool) -> str:
@@ -116,6 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.traces and not args.replay:
         parser.error("give traces, --replay FOLDER, or both")
+    from benchmarks.studies.expansion_probe import holds as gold_held
     from benchmarks.studies.select_probe import design_golds, is_right
 
     golds = design_golds()
@@ -162,8 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     body = []
     for s in found:
         new = rows[s["id"]]["answer"]
-        holds = any(" ".join(g.split()).lower() in " ".join(passage_text(s["prompt"]).split()).lower()
-                    for g in s["golds"])
+        holds = gold_held({"golds": s["golds"]}, passage_text(s["prompt"]))
         settled = outcome(new, s["prompt"], s["question"], new is not None and is_right(new, s["golds"], s["score"]))
         counts[holds, settled] += 1
         body.append([s["id"], "yes" if holds else "no", s["said"][:40], str(new)[:40], settled])

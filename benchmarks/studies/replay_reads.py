@@ -76,6 +76,7 @@ def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokeniz
 
     recorded = [str(step["reply"]) for step in result["steps"]] + [str(result["reply"])]
     prompts: list[str] = []
+    calls: list[tuple[str, str]] = []  # each call's prompt and its reply (a recorded one whole, with its box)
     asked: list[int] = []  # the calls the model answered
     tokens = [0]  # the prompts' text, counted by the tokenizer alike for recorded and model replies
 
@@ -86,9 +87,12 @@ def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokeniz
         if model is not None and (asked or expected is None or call >= min(len(expected), len(recorded))
                                   or expected[call] != prompts[-1]):
             asked.append(call)
-            return str(model.complete([request])[0].text)
+            text = str(model.complete([request])[0].text)
+            calls.append((request.messages[-1].content, text))
+            return text
         if call >= len(recorded):
             raise LookupError("the replay needs more model calls than were recorded")
+        calls.append((request.messages[-1].content, recorded[call]))
         return recorded[call].removeprefix(REPLY_START)  # begun for the model; the backend's reply continues it
 
     events: list[Any] = []
@@ -100,7 +104,20 @@ def replay(result: dict[str, Any], document: Any, chunks: Sequence[Any], tokeniz
     except BackendError:  # it read on past the recorded replies: another read
         answer = None
     return {"read": [e.chunk.index for e in events if isinstance(e, StepFinished)], "answer": answer,
-            "prompts": prompts, "model_calls": len(asked), "tokens": tokens[0]}
+            "prompts": prompts, "calls": calls, "model_calls": len(asked), "tokens": tokens[0]}
+
+
+def replayed(folder: Path, model: str | None = None) -> Iterator[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]:
+    """(record, score record, :func:`replay` of it with its own replies) for each of ``folder``'s design reads,
+    the passages cut with ``model``'s tokenizer (default: memread's): its ``calls`` are the prompts the current
+    code shows and the replies recorded for them."""
+    from memread.backends.llamacpp import LlamaTokenizer
+    from memread.models import resolve
+
+    tokenizer = LlamaTokenizer(resolve(model, pull=False))
+    documents: dict[str, tuple[Any, list[Any]]] = {}
+    for result, score in recorded(folder):
+        yield result, score, replay(result, *_document(score, tokenizer, documents), tokenizer)
 
 
 def rows(folder: Path, model: str | None, *, against: dict[str, list[str]] | None = None, backend: Any = None,

@@ -98,7 +98,9 @@ def trace_chunks(trace: Path, cache: dict[str, Any]) -> list[Any]:
     from memread.models import resolve
     from memread.strategies.evidence import EvidenceStrategy
 
-    source = str((_records(trace)[0].get("document_info") or {}).get("source") or "")
+    with trace.open(encoding="utf-8") as lines:  # the header, first: the rest is not needed here
+        header = json.loads(lines.readline() or "{}")
+    source = str((header.get("document_info") or {}).get("source") or "")
     if not Path(source).exists():  # a trace of stdin, or of a document since moved: no context shown
         return []
     if source not in cache:

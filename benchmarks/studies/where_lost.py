@@ -73,18 +73,13 @@ def replayed(folder: Path) -> Iterator[list[Any]]:
     a gold stands in what the step showed of it, case and spacing aside (docqa's and HotpotQA's golds have no
     check pattern)."""
     from benchmarks.studies import replay_reads
-    from benchmarks.studies.reask_probe import _Recorded, passage_text
-    from memread.backends.llamacpp import LlamaTokenizer
-    from memread.models import resolve
+    from benchmarks.studies.expansion_probe import holds
+    from benchmarks.studies.reask_probe import passage_text
 
-    tokenizer = LlamaTokenizer(resolve("qwen2.5-coder-1.5b-q4_0", pull=False))
-    documents: dict[str, Any] = {}
-    for result, score in replay_reads.recorded(folder):
-        model = _Recorded([str(step["reply"]) for step in result["steps"]] + [str(result["reply"])])
-        replay_reads.replay(result, *replay_reads._document(score, tokenizer, documents), tokenizer, model=model)
-        golds = [" ".join(str(g).split()).lower() for g in result["golds"]]
-        steps = [(reply, any(g in " ".join(passage_text(prompt).split()).lower() for g in golds))
-                 for prompt, reply in model.pairs if prompt.startswith("[Passage ")]
+    for result, score, now in replay_reads.replayed(folder):
+        golds = {"golds": [str(gold) for gold in result["golds"]]}
+        steps = [(reply, holds(golds, passage_text(prompt))) for prompt, reply in now["calls"]
+                 if prompt.startswith("[Passage ")]
         prediction = result.get("prediction")
         where, good, shown = stage(steps, None if prediction is None else str(prediction),
                                    partial(_right_replayed, list(result["golds"]), score))
