@@ -112,6 +112,7 @@ def test_a_new_answer_settles_as_a_read_steps_answer(new: str | None, right: boo
     ("where_lost", "mine.jsonl", "named by one of our lookups' ids"),
     ("where_lost", "own-lookup-01.jsonl", "not a memread trace"),
     ("reask_probe", "own-lookup-01.jsonl", "not a memread trace"),
+    ("select_probe", "own-lookup-29.jsonl", "not a memread trace"),
 ])
 def test_a_file_that_is_not_a_lookups_trace_is_a_one_line_usage_error(study: str, name: str, says: str,
                                                                      tmp_path: Path,

@@ -109,15 +109,6 @@ def test_bad_arguments_are_a_one_line_usage_error(argv: list[str], says: str,
     assert stopped.value.code == 2 and says in capsys.readouterr().err
 
 
-def test_a_file_that_is_not_a_trace_is_a_one_line_usage_error(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "own-lookup-29.jsonl"
-    path.write_text("not JSON\n", encoding="utf-8")
-    with pytest.raises(SystemExit) as stopped:
-        select_probe.main([str(path)])
-    assert stopped.value.code == 2 and "not a memread trace" in capsys.readouterr().err
-
-
 class _Passage:
     def __init__(self, text: str) -> None:
         self.text = text
