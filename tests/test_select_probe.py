@@ -136,3 +136,44 @@ def test_a_vote_takes_the_answer_most_replies_confirm_a_tie_going_to_the_greedy_
     assert select_probe.voted(["-v", "-v", "-B", None, None], "-B") == "-v"
     assert select_probe.voted([None, None, None, "-v", "-B"], "-v") is None
     assert select_probe.voted(["-v", "-B", None, "x", "y"], "z") == "-v"  # no greedy among them: the first
+
+
+def test_verify_asks_of_each_round_answer_on_the_lines_its_read_step_found_it_on() -> None:
+    from benchmarks.studies import verify_probe
+
+    # -m was read before the round began; the question's own words answer nothing
+    state = {**STATE, "candidates": [{"answer": "-m", "step": 0, "support": 9}, *STATE["candidates"],
+                                     {"answer": "dpkg-buildpackage", "step": 3, "support": 9}]}
+    found = verify_probe.round_answers(QUESTION, state)
+    assert [(a["answer"], [e["step"] for e in a["lines"]]) for a in found] == [("-v", [1]), ("-B", [2])]
+    asked = verify_probe.asked(QUESTION, "-v", found[0]["lines"][0])
+    assert asked.startswith('Here is a line from a document, under the heading "5. Managing Packages":\n"Unless')
+    assert "Question: " + QUESTION + "\nProposed answer: -v\n" in asked and asked.endswith("Reply Yes or No.")
+
+
+@pytest.mark.parametrize("variant, scores, made, confirmed", [
+    ("verify", {"-v": 2.0, "-B": 3.0}, "-v", "-B"),
+    ("verify", {"-v": -1.0, "-B": -0.5}, "-v", None),  # no answer the model says yes to: nothing
+    ("verify", {"-v": 1.0, "-B": 1.0}, None, "-v"),  # a tie goes to more support
+    ("verify", {}, "-v", None),
+    ("verify-check", {"-v": -1.0, "-B": 0.5}, "-V ", "-B"),  # as made is said no to: the best said yes to
+    ("verify-check", {"-v": 0.2, "-B": 3.0}, "-v", "-v"),  # as made is said yes to: kept
+    ("verify-check", {"-v": -1.0, "-B": -0.5}, "-v", "-v"),  # nothing better: kept
+    ("verify-check", {"-v": 2.0}, None, None),  # confirmed nothing: left so
+    ("verify-check", {"-v": 2.0}, "porter", "porter"),  # an answer no read step gave: left so
+])
+def test_the_scores_choose_as_each_variant_says(variant: str, scores: dict[str, float], made: str | None,
+                                                 confirmed: str | None) -> None:
+    from benchmarks.studies import verify_probe
+
+    assert verify_probe.chosen(variant, scores, {"-v": 6, "-B": 2}, made) == confirmed
+
+
+def test_verify_probe_needs_the_as_made_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.studies import verify_probe
+
+    for argv, says in [([str(trace(tmp_path)), "--made", str(tmp_path / "none.jsonl")], "no such file"),
+                       (["--made", "x.jsonl"], "give traces, --replay FOLDER, or both")]:
+        with pytest.raises(SystemExit) as stopped:
+            verify_probe.main(argv)
+        assert stopped.value.code == 2 and says in capsys.readouterr().err
