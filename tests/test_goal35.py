@@ -4,6 +4,7 @@ scores, no model)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,35 @@ def test_overwrite_read_again_on_the_candidates_cpu_stands_for_overwrite_once_al
     assert f"overwrite's records are `hqa50-seed1127-overwrite-{MODEL}`" in text
     assert "| `evidence` takes ≤ 0.5× overwrite's time, HotpotQA 50 documents | **not met** | 1.00× as" in text
     assert f"`hqa50-seed1127-overwrite-{MODEL}`" not in text.split("\n")[2].split("records come from")[1]
+
+
+def test_the_held_out_history_is_a_row_a_version_with_the_ids_that_moved(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.accuracy import held_out_history
+
+    def read(folder: str, wrong: set[str]) -> None:
+        _append(tmp_path / folder, [{"method": "evidence", "status": "ok", "docqa": q, "score": 0.0 if q["id"] in wrong
+                                     else 1.0} for q in QUESTIONS] + [{"method": "rag", "status": "ok",
+                                                                       "docqa": QUESTIONS[0], "score": 0.0}])
+    read(f"docqa-{MODEL}", {"q00", "q01", "q03"})
+    read(f"docqa-v12-{MODEL}", {"q01", "q02"})
+    read(f"docqa-v9-{MODEL}", {"q01", "q03"})
+    read(f"docqa-v9-other-{MODEL}", set())  # not a version's folder
+    (tmp_path / f"hqa50-seed1127-v9-{MODEL}").mkdir()
+    assert held_out_history.main(["--bench", str(tmp_path), "--model", MODEL]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("| v7", "| v9", "| v12"))]
+
+    def figures(wrong: set[str]) -> list[str]:
+        def right(keep: Callable[[dict[str, str]], bool]) -> str:
+            picked = [q for q in QUESTIONS if keep(q)]
+            return f"{sum(q['id'] not in wrong for q in picked)}/{len(picked)}"
+        return [right(lambda q: True), right(lambda q: q["split"] == "design"),
+                right(lambda q: q["split"] == "held-out"), right(lambda q: q["kind"] == "two-hop")]
+
+    assert [line.split(" | ")[1:5] for line in lines] == [figures({"q00", "q01", "q03"}), figures({"q01", "q03"}),
+                                                          figures({"q01", "q02"})]
+    assert lines[0].endswith("| — | — |")
+    assert lines[1].endswith("| +q00 | — |") and lines[2].endswith("| −q02 | +q03 |")
+    with pytest.raises(SystemExit) as stopped:
+        held_out_history.main(["--bench", str(tmp_path / "none")])
+    assert stopped.value.code == 2 and "no such folder" in capsys.readouterr().err
