@@ -108,11 +108,29 @@ def test_a_new_answer_settles_as_a_read_steps_answer(new: str | None, right: boo
     assert reask_probe.outcome(new, PROMPT, question, right) == settles
 
 
+def test_a_read_step_asked_with_the_worked_examples_first_and_settled_as_a_read_steps_answer() -> None:
+    from benchmarks.studies import read_probe
+
+    assert read_probe.turns("as-made", PROMPT) == [("user", PROMPT)]
+    demo = read_probe.turns("demo", PROMPT)
+    assert [role for role, _ in demo] == ["user", "assistant", "user", "assistant", "user"] and demo[-1][1] == PROMPT
+    assert demo[0][1].startswith("[Passage 1 — § 3. Configuration") and demo[0][1].endswith(
+        "Answer the question with the exact words of the passages, in \\boxed{}.")
+    assert [text for role, text in demo if role == "assistant"] == ["\\boxed{--log-dir=DIR}", "\\boxed{four weeks}"]
+    for _, answer in read_probe.WORKED:  # each worked answer is the example's own words
+        assert answer in read_probe.EXAMPLE
+    assert read_probe.settled("\\boxed{Dinstall}", PROMPT) == "dinstall"  # the passage's spelling
+    assert read_probe.settled("\\boxed{dry-run mode}", PROMPT) is None  # the question's own words
+    assert read_probe.settled("\\boxed{katie}", PROMPT) is None  # not in the passage
+
+
 @pytest.mark.parametrize("study, name, says", [
     ("where_lost", "mine.jsonl", "named by one of our lookups' ids"),
     ("where_lost", "own-lookup-01.jsonl", "not a memread trace"),
     ("reask_probe", "own-lookup-01.jsonl", "not a memread trace"),
     ("select_probe", "own-lookup-29.jsonl", "not a memread trace"),
+    ("read_probe", "mine.jsonl", "named by one of our lookups' ids"),
+    ("read_probe", "own-lookup-01.jsonl", "not a memread trace"),
 ])
 def test_a_file_that_is_not_a_lookups_trace_is_a_one_line_usage_error(study: str, name: str, says: str,
                                                                      tmp_path: Path,
