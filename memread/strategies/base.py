@@ -48,6 +48,8 @@ class StepPlan:
     stop: tuple[str, ...] = ()
     # The reply begins with this ("\\boxed{"), on a backend that continues replies (the loop drops it elsewhere).
     reply_start: str = ""
+    # (role, text) turns sent before the user message: worked examples of what is asked
+    before: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class BudgetItem:
     prompt: str
     variable_tokens: int
     max_tokens: int
+    before: tuple[tuple[str, str], ...] = ()  # as StepPlan.before
 
 
 @dataclass(frozen=True)
