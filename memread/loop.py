@@ -160,7 +160,7 @@ class Loop:
         lines = []
         for lane, question in enumerate(self.questions):
             for item in self.strategy.budget(question):
-                tokens = self.backend.count_prompt(self._messages(item.prompt, item.before))
+                tokens = self.backend.count_prompt(self._messages(item.prompt))
                 lines.append(BudgetLine(lane, item.what, tokens, item.variable_tokens, item.max_tokens))
         return lines
 
@@ -366,12 +366,12 @@ class Loop:
 
     # --- helpers ---------------------------------------------------------------------------------------
 
-    def _messages(self, prompt: str, before: tuple[tuple[str, str], ...] = ()) -> tuple[Message, ...]:
-        turns = (*(Message(role, text) for role, text in before), Message("user", prompt))
-        return (Message("system", self.settings.system), *turns) if self.settings.system is not None else turns
+    def _messages(self, prompt: str) -> tuple[Message, ...]:
+        user = Message("user", prompt)
+        return (Message("system", self.settings.system), user) if self.settings.system is not None else (user,)
 
     def _request(self, plan: StepPlan, seed: int | None, tag: str, reply_start: str = "") -> ChatRequest:
-        return ChatRequest(messages=self._messages(plan.prompt, plan.before), max_tokens=plan.max_tokens, stop=plan.stop,
+        return ChatRequest(messages=self._messages(plan.prompt), max_tokens=plan.max_tokens, stop=plan.stop,
                            temperature=self.settings.temperature, top_p=self.settings.top_p, seed=seed, tag=tag,
                            reply_start=reply_start)
 

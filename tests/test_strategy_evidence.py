@@ -385,21 +385,6 @@ def test_a_lookup_reads_the_best_passages_and_answers_in_the_documents_own_words
     assert "history_size is 1000" in results[0].memory
 
 
-def test_worked_sends_the_two_worked_turns_before_every_read_step_and_nothing_else() -> None:
-    question = "What is the default value of history_size unless overridden?"
-    plain, _, plain_backend = run([question], {"history_size": "1000"})
-    worked, events, backend = run([question], {"history_size": "1000"}, worked=True)
-    assert worked[0].answer == plain[0].answer == "1000"
-    reads = [r for r in backend.requests if r.messages[-1].content.startswith("[Passage ")]
-    others = [r for r in backend.requests if not r.messages[-1].content.startswith("[Passage ")]
-    assert reads and others  # the select step, at least
-    assert all([(m.role, m.content) for m in r.messages[:-1]] == list(reading.WORKED) for r in reads)
-    assert all(len(r.messages) == 1 for r in others)
-    assert all(len(r.messages) == 1 for r in plain_backend.requests)  # off by default
-    assert [role for role, _ in reading.WORKED] == ["user", "assistant", "user", "assistant"]
-    assert all(said.startswith(reading.REPLY_START) for role, said in reading.WORKED if role == "assistant")
-
-
 def test_early_ends_a_round_at_an_answer_on_a_line_sharing_enough_of_the_questions_words() -> None:
     question = "What is the default value of the history size unless overridden?"  # no identifier to hold
     pages = [MANUAL[2], *(f"Unless overridden, the {name} size has a default value of {n}." for n, name in

@@ -48,8 +48,6 @@ class StepPlan:
     stop: tuple[str, ...] = ()
     # The reply begins with this ("\\boxed{"), on a backend that continues replies (the loop drops it elsewhere).
     reply_start: str = ""
-    # (role, text) turns sent before the user message: worked examples of what is asked
-    before: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,6 @@ class BudgetItem:
     prompt: str
     variable_tokens: int
     max_tokens: int
-    before: tuple[tuple[str, str], ...] = ()  # as StepPlan.before
 
 
 @dataclass(frozen=True)

@@ -146,10 +146,10 @@ def evidence_chunks(chunks: Sequence[Chunk], evidence: Iterable[str]) -> list[in
     return sorted(found)
 
 
-def _messages(settings: Settings, prompt: str, before: tuple[tuple[str, str], ...] = ()) -> tuple[Message, ...]:
+def _messages(settings: Settings, prompt: str) -> tuple[Message, ...]:
     # As memread.loop.Loop._messages: a system message only when the settings ask for one.
-    turns = (*(Message(role, text) for role, text in before), Message("user", prompt))
-    return (Message("system", settings.system), *turns) if settings.system is not None else turns
+    user = Message("user", prompt)
+    return (Message("system", settings.system), user) if settings.system is not None else (user,)
 
 
 class _Turns:
@@ -161,7 +161,7 @@ class _Turns:
 
     async def send(self, plan: StepPlan, seed: int | None, reply_start: str = ""
                    ) -> tuple[list[int], Generated, Completion]:
-        prompt_ids = self.chat.prompt_ids(_messages(self.settings, plan.prompt, plan.before)) + self.chat.text_ids(reply_start)
+        prompt_ids = self.chat.prompt_ids(_messages(self.settings, plan.prompt)) + self.chat.text_ids(reply_start)
         if self.prompt_limit is not None and len(prompt_ids) > self.prompt_limit:
             raise BudgetError(f"a prompt of {len(prompt_ids):,} tokens is over the {self.prompt_limit:,}-token limit",
                               hint="raise the prompt length (verl: data.max_prompt_length) or lower chunk_tokens")

@@ -219,8 +219,7 @@ class EvidenceStrategy(Strategy):
             return StepPlan(collect.step_prompt(question, collect.summary(self._collected(question))),
                             COLLECT_REPLY_TOKENS, reply_start=reading.REPLY_START)
         shown = self._shown(chunk.index)
-        return StepPlan(reading.step_prompt(question, [shown], ""), REPLY_TOKENS, reply_start=reading.REPLY_START,
-                        before=reading.WORKED if self.options.worked else ())
+        return StepPlan(reading.step_prompt(question, [shown], ""), REPLY_TOKENS, reply_start=reading.REPLY_START)
 
     def _shown(self, index: int) -> reading.Shown:
         return reading.Shown(index, self.passages.labels[index], self.passages.readable(index),
@@ -415,8 +414,7 @@ class EvidenceStrategy(Strategy):
 
     def budget(self, question: str) -> list[BudgetItem]:
         evidence = self.settings.memory_tokens
-        return [BudgetItem("step", reading.step_prompt(question, [], ""), self.chunk_tokens + 32, REPLY_TOKENS,
-                           reading.WORKED if self.options.worked else ()),
+        return [BudgetItem("step", reading.step_prompt(question, [], ""), self.chunk_tokens + 32, REPLY_TOKENS),
                 BudgetItem("select", answer.final_prompt(question, ""), evidence, REPLY_TOKENS),
                 BudgetItem("final", answer.collect_prompt(question, "", ""), 2 * evidence, self._final_tokens)]
 

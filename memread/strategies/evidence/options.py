@@ -25,9 +25,6 @@ class EvidenceOptions:
         "help": "off: read every chunk in document order (as mode=all), up to max_read"})
     max_read: float = field(default=1.0, metadata={
         "min": 0.0, "max": 1.0, "help": "the share of the chunks a question reads at most (at least one)"})
-    worked: bool = field(default=False, metadata={
-        "help": "every read step's prompt comes after two worked examples on a passage of our own (a design probe; "
-                "off: no measured gain yet)"})
     early: int = field(default=0, metadata={
         "min": 0, "help": "a lookup's round ends at the first answer on a line sharing at least this many of the "
                           "question's words (0: every round reads all its passages; faster, may confirm a "

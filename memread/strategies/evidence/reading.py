@@ -36,19 +36,6 @@ NEAR_SUPPORT = 2  # question words the line most about it must share to be kept 
 NONE_ANSWERS = {"none", "n/a", "unknown", "not found", "not mentioned", "not in the document", "no answer", ""}
 
 
-# Two worked turns a read step may come after (`-o worked=true`): a passage of our own writing about no real program,
-# each question answered with its exact words (docqa-design.md, the eighth and ninth probes).
-WORKED_PASSAGE = ("[Passage 1 — § 3. Configuration · 3.2. Log files]\n"
-                  "By default the daemon writes its log to /var/log/exampled/main_log.txt.\n"
-                  "The option --log-dir=DIR sets another directory; the file keeps its name.\n"
-                  "Old logs are rotated every week and kept for four weeks, unless max_age says otherwise.")
-WORKED_ANSWERS = (("Which option chooses where the daemon's log goes?", "--log-dir=DIR"),
-                  ("How long are old logs kept?", "four weeks"))
-WORKED = tuple(turn for question, said in WORKED_ANSWERS
-               for turn in (("user", f"{WORKED_PASSAGE}\n\nQuestion: {question}\n\n{STEP_INSTRUCTION}"),
-                            ("assistant", f"{REPLY_START}{said}}}")))
-
-
 @dataclass(frozen=True)
 class Shown:
     """A passage as a step shows it: the chunk, its heading line, and its units (boilerplate left out)."""
