@@ -151,8 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             said = chosen(variant, row["scores"], row["support"], as_made)
             step[variant] = {"answer": said, "right": select_probe.is_right(said, s["golds"], s["score"])}
         steps.append(step)
-    rescored = {i: {**r, "right": select_probe.is_right(r["answer"], s["golds"], s["score"])}
-                for s in found for i, r in made.items() if i == s["id"]}
+    rescored = {s["id"]: {**made[s["id"]], "right": select_probe.is_right(made[s["id"]]["answer"], s["golds"],
+                                                                          s["score"])} for s in found if s["id"] in made}
     return emit(summary(steps, rescored) + "\n", args.out)
 
 
