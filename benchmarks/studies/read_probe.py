@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._helpers.result_files import emit
-from benchmarks._helpers.result_files import table as result_table
+from benchmarks.studies import select_probe
 
 EXAMPLE = ("[Passage 1 — § 3. Configuration · 3.2. Log files]\n"
            "By default the daemon writes its log to /var/log/exampled/main_log.txt.\n"
@@ -60,32 +60,31 @@ def settled(reply: str, prompt: str) -> str | None:
 
 
 def traced(path: Path, question: dict[str, Any], cut: dict[str, Any]) -> Iterator[str]:
-    """The prompts of a lookup's traced read steps whose passage holds its gold."""
+    """The prompts of a lookup's traced read steps whose passage holds its gold (none when the document it read
+    is not on this machine)."""
     from benchmarks.studies.expansion_probe import holds
-    from benchmarks.studies.select_probe import trace_chunks
+    from benchmarks.studies.where_lost import read_records
 
-    chunks = trace_chunks(path, cut)
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line) if line.strip() else {}
-        if record.get("type") != "step_finished" or not str(record.get("prompt", "")).startswith("[Passage "):
-            continue
-        chunk = record.get("chunk")
-        index = chunk.get("index") if isinstance(chunk, dict) else chunk
-        if isinstance(index, int) and 0 <= index < len(chunks) and holds(question, chunks[index].text):
+    chunks = select_probe.trace_chunks(path, cut)
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def held(index: int) -> bool:
+        return 0 <= index < len(chunks) and holds(question, chunks[index].text)
+
+    for record, found in read_records(records, held):
+        if found:
             yield str(record["prompt"])
 
 
 def replayed(folder: Path) -> Iterator[tuple[str, list[str], dict[str, Any], str]]:
     """(sample, golds, score record, prompt) of ``folder``'s design read steps whose passage holds a gold."""
     from benchmarks.studies import replay_reads
-    from benchmarks.studies.expansion_probe import holds
-    from benchmarks.studies.reask_probe import passage_text
+    from benchmarks.studies.where_lost import replayed_read_steps
 
     for result, score, now in replay_reads.replayed(folder):
-        golds = [str(gold) for gold in result["golds"]]
-        for prompt, _ in now["calls"]:
-            if prompt.startswith("[Passage ") and holds({"golds": golds}, passage_text(prompt)):
-                yield replay_reads.sample_id(score), golds, score, prompt
+        for prompt, _, held in replayed_read_steps(now["calls"], result["golds"]):
+            if held:
+                yield replay_reads.sample_id(score), [str(gold) for gold in result["golds"]], score, prompt
 
 
 def steps(traces: Sequence[Path], replays: Sequence[Path], error: Any) -> list[dict[str, Any]]:
@@ -160,14 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     out.write(json.dumps(row) + "\n")
             print(f"{variant} {s['id']}: {row['answer']!r}", file=sys.stderr, flush=True)
         backend.close()
-    right = {(v, s["id"]): is_right(s, rows[v, s["id"]]["answer"]) for s in found for v in VARIANTS}
-    ids = [s["id"] for s in found]
-    gained = [i for i in ids if right["demo", i] and not right["as-made", i]]
-    lost = [i for i in ids if right["as-made", i] and not right["demo", i]]
-    table = result_table(["variant", "read steps shown the gold", "right as made", "right", "gained", "lost"],
-                         [["demo", len(ids), sum(right["as-made", i] for i in ids), sum(right["demo", i] for i in ids),
-                           ", ".join(gained) or "—", ", ".join(lost) or "—"]])
-    return emit(table + "\n", args.out)
+    scored = [{**rows[v, s["id"]], "right": is_right(s, rows[v, s["id"]]["answer"])} for v in VARIANTS for s in found]
+    return emit(select_probe.summary(scored, VARIANTS[1:], steps="read steps shown the gold") + "\n", args.out)
 
 
 if __name__ == "__main__":

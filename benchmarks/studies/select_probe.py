@@ -270,7 +270,9 @@ def situations(traces: Sequence[str], replays: Sequence[str], *, every: bool,
     return [s for s in found if s["state"].get("evidence")]
 
 
-def summary(rows: Sequence[dict[str, Any]], variants: Sequence[str]) -> str:
+def summary(rows: Sequence[dict[str, Any]], variants: Sequence[str], steps: str = "select steps") -> str:
+    """Each variant's rows paired with ``as-made``'s on the ids both have: how many right, which gained and lost
+    (``steps`` names what the ids are, in the table's header)."""
     made = {r["id"]: r for r in rows if r["variant"] == "as-made"}
     body = []
     for variant in variants:
@@ -280,7 +282,7 @@ def summary(rows: Sequence[dict[str, Any]], variants: Sequence[str]) -> str:
         lost = [i for i in both if made[i]["right"] and not mine[i]["right"]]
         body.append([variant, len(both), sum(made[i]["right"] for i in both), sum(mine[i]["right"] for i in both),
                      ", ".join(gained) or "—", ", ".join(lost) or "—"])
-    return result_table(["variant", "select steps", "right as made", "right", "gained", "lost"], body)
+    return result_table(["variant", steps, "right as made", "right", "gained", "lost"], body)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -82,20 +82,6 @@ def _norm(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def summary(steps: Sequence[dict[str, Any]], made: Mapping[str, dict[str, Any]]) -> str:
-    from benchmarks._helpers.result_files import table
-
-    body = []
-    for variant in VARIANTS:
-        both = [s for s in steps if s["id"] in made]
-        right = {s["id"]: s[variant]["right"] for s in both}
-        gained = [i for i in right if right[i] and not made[i]["right"]]
-        lost = [i for i in right if made[i]["right"] and not right[i]]
-        body.append([variant, len(both), sum(made[i]["right"] for i in right), sum(right.values()),
-                     ", ".join(gained) or "—", ", ".join(lost) or "—"])
-    return table(["variant", "select steps", "right as made", "right", "gained", "lost"], body)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("traces", nargs="*", help="TRACE.jsonl[=GOLD]")
@@ -143,17 +129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     out.write(json.dumps(row) + "\n")
             print(f"{s['id']}: {json.dumps(scores)[:120]}", file=sys.stderr, flush=True)
         backend.close()
-    steps = []
-    for s in found:  # scored here, with the situations' golds (the cache keeps only the scores)
-        row, as_made = cached[s["id"]], made.get(s["id"], {}).get("answer")
-        step: dict[str, Any] = {"id": s["id"]}
-        for variant in VARIANTS:
-            said = chosen(variant, row["scores"], row["support"], as_made)
-            step[variant] = {"answer": said, "right": select_probe.is_right(said, s["golds"], s["score"])}
-        steps.append(step)
-    rescored = {s["id"]: {**made[s["id"]], "right": select_probe.is_right(made[s["id"]]["answer"], s["golds"],
-                                                                          s["score"])} for s in found if s["id"] in made}
-    return emit(summary(steps, rescored) + "\n", args.out)
+    # select_probe's rows, scored here with the situations' golds (the caches keep answers and scores only)
+    paired = [s for s in found if s["id"] in made]
+    answers = [("as-made", s, made[s["id"]]["answer"]) for s in paired]
+    answers += [(v, s, chosen(v, cached[s["id"]]["scores"], cached[s["id"]]["support"], made[s["id"]]["answer"]))
+                for v in VARIANTS for s in paired]
+    rows = [{"variant": v, "id": s["id"], "right": select_probe.is_right(said, s["golds"], s["score"])}
+            for v, s, said in answers]
+    return emit(select_probe.summary(rows, VARIANTS) + "\n", args.out)
 
 
 def _rows(path: Path, parser: argparse.ArgumentParser) -> list[dict[str, Any]]:

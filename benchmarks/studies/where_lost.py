@@ -58,14 +58,31 @@ def stage(steps: Sequence[tuple[str, bool]], final: str | None, right: Callable[
 
 def traced_steps(records: Sequence[dict[str, Any]], holds: Callable[[int], bool]) -> list[tuple[str, bool]]:
     """A trace's read steps: (reply, whether the passage numbered as its chunk holds the gold)."""
+    return [(str(record.get("reply") or ""), held) for record, held in read_records(records, holds)]
+
+
+def read_records(records: Sequence[dict[str, Any]], holds: Callable[[int], bool]
+                 ) -> list[tuple[dict[str, Any], bool]]:
+    """A trace's read step records, each with whether the passage numbered as its chunk holds the gold."""
     found = []
     for record in records:
         if record.get("type") != "step_finished" or "check" in (record.get("decisions") or {}):
             continue  # a select step reads no passage
         chunk = record.get("chunk")
         index = chunk.get("index") if isinstance(chunk, dict) else chunk  # a trace writes the chunk's record
-        found.append((str(record.get("reply") or ""), isinstance(index, int) and holds(index)))
+        found.append((record, isinstance(index, int) and holds(index)))
     return found
+
+
+def replayed_read_steps(calls: Sequence[tuple[str, str]], golds: Sequence[str]) -> list[tuple[str, str, bool]]:
+    """A replayed read's read steps among its (prompt, reply) calls: (prompt, reply, whether a gold stands in what
+    the step showed of the document, case and spacing aside)."""
+    from benchmarks.studies.expansion_probe import holds
+    from benchmarks.studies.reask_probe import passage_text
+
+    found = {"golds": [str(gold) for gold in golds]}
+    return [(prompt, reply, holds(found, passage_text(prompt))) for prompt, reply in calls
+            if prompt.startswith("[Passage ")]
 
 
 def replayed(folder: Path) -> Iterator[list[Any]]:
@@ -73,13 +90,9 @@ def replayed(folder: Path) -> Iterator[list[Any]]:
     a gold stands in what the step showed of it, case and spacing aside (docqa's and HotpotQA's golds have no
     check pattern)."""
     from benchmarks.studies import replay_reads
-    from benchmarks.studies.expansion_probe import holds
-    from benchmarks.studies.reask_probe import passage_text
 
     for result, score, now in replay_reads.replayed(folder):
-        golds = {"golds": [str(gold) for gold in result["golds"]]}
-        steps = [(reply, holds(golds, passage_text(prompt))) for prompt, reply in now["calls"]
-                 if prompt.startswith("[Passage ")]
+        steps = [(reply, held) for _, reply, held in replayed_read_steps(now["calls"], result["golds"])]
         prediction = result.get("prediction")
         where, good, shown = stage(steps, None if prediction is None else str(prediction),
                                    partial(_right_replayed, list(result["golds"]), score))
